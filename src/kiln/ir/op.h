@@ -1,0 +1,141 @@
+// The op contract: kinds and typed attributes of every op (the registry of rules is in
+// op_registry.h). An op's builder, shape rule and VJP rule live together in one ops_<family>.cpp;
+// its kernels live with each backend.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "kiln/ir/dtype.h"
+#include "kiln/ir/op_list.h"
+#include "kiln/ir/shape.h"
+#include "kiln/ir/tensor.h"
+
+namespace kiln {
+
+enum class OpKind : uint8_t {
+#define KILN_OP_ENUM(name, category, gradient) name,
+  KILN_OPS(KILN_OP_ENUM)
+#undef KILN_OP_ENUM
+};
+
+enum class OpCategory : uint8_t { source, unary, binary, structural, composite };
+
+inline constexpr int kNumOps = 0
+#define KILN_OP_COUNT(name, category, gradient) +1
+    KILN_OPS(KILN_OP_COUNT)
+#undef KILN_OP_COUNT
+    ;
+
+// ---- typed attributes, one struct per op family ----
+
+struct NoAttrs {};
+
+// data: batches; weight: trainable parameters; state: optimizer state and other carried values.
+enum class InputRole : uint8_t { data, weight, state };
+struct InputAttrs {
+  std::string name;  // for dumps and errors; not part of the fingerprint
+  InputRole role = InputRole::data;
+};
+
+struct ConstantAttrs {
+  Tensor value;  // same dtype and shape as the node
+};
+
+struct IotaAttrs {
+  int64_t dim = 0;  // output[i...] = index along `dim`
+};
+
+// Philox-4x32-10 bits: key = seed (i64 operand), counter = (element/4, stream, offset lo, offset hi);
+// element i takes word i%4 of its block. See kiln/ir/philox.h.
+struct RandomBitsAttrs {
+  uint32_t stream = 0;
+};
+
+enum class CompareDir : uint8_t { eq, ne, lt, le, gt, ge };
+struct CompareAttrs {
+  CompareDir dir = CompareDir::eq;
+};
+
+// Operand dim i goes to output dim dims[i] (strictly increasing); its size is 1 or the output's.
+struct BroadcastAttrs {
+  Axes dims;
+};
+
+// Output dim i is operand dim perm[i].
+struct TransposeAttrs {
+  Axes perm;
+};
+
+// Output dim i covers operand indices start[i], start[i]+stride[i], ... < limit[i].
+struct SliceAttrs {
+  Shape start, limit, stride;
+};
+
+struct ConcatAttrs {
+  int64_t axis = 0;
+};
+
+// low/high elements of `value` added before/after each dim (non-negative).
+struct PadAttrs {
+  Shape low, high;
+  double value = 0.0;
+};
+
+// Sorted, unique axes; reduced dims are removed from the output.
+struct ReduceAttrs {
+  Axes axes;
+};
+
+// As HLO's dot_general: output dims are batch..., lhs free..., rhs free... (each in operand order).
+struct DotAttrs {
+  Axes lhs_batch, rhs_batch, lhs_contract, rhs_contract;
+};
+
+// gather: out = operand.shape[:axis] + indices.shape + operand.shape[axis+1:], picking along axis.
+// scatter_add: operand + updates (shaped like gather's output) added at the same places.
+struct GatherAttrs {
+  int64_t axis = 0;
+};
+
+struct SoftmaxAttrs {
+  int64_t axis = -1;  // normalised (non-negative) by the builder
+};
+
+// Over the last axis, biased variance, as torch.nn.LayerNorm.
+struct LayerNormAttrs {
+  double eps = 1e-12;
+};
+
+// Mean over targets != ignore_index, as torch.nn.functional.cross_entropy.
+struct CrossEntropyAttrs {
+  int64_t ignore_index = -100;
+};
+
+// softmax(q k^T * scale + mask) v; mask is additive, same rank as the scores, dims 1 or equal.
+struct AttentionAttrs {
+  double scale = 1.0;
+};
+
+// Drops an element when its random bits (stream `stream`) are below rate * 2^32; scales the rest
+// by 1 / (1 - rate).
+struct DropoutAttrs {
+  double rate = 0.1;
+  uint32_t stream = 0;
+};
+
+using Attrs = std::variant<NoAttrs, InputAttrs, ConstantAttrs, IotaAttrs, RandomBitsAttrs,
+                           CompareAttrs, BroadcastAttrs, TransposeAttrs, SliceAttrs, ConcatAttrs,
+                           PadAttrs, ReduceAttrs, DotAttrs, GatherAttrs, SoftmaxAttrs,
+                           LayerNormAttrs, CrossEntropyAttrs, AttentionAttrs, DropoutAttrs>;
+
+std::string_view op_name(OpKind kind);
+// Throws Error when unknown.
+OpKind op_from_name(std::string_view name);
+std::string_view compare_dir_name(CompareDir dir);
+
+}  // namespace kiln

@@ -1,0 +1,124 @@
+// Builders: the way graphs are written. Each infers its output dtype and shape when called and
+// throws kiln::Error("[op] ...") naming the op and the offending shapes when they don't fit.
+//
+// Elementwise binary builders broadcast numpy-style (dims aligned from the right, size 1
+// stretches) by inserting explicit `broadcast` nodes, so core binary nodes always see equal
+// shapes. Operands must share a dtype; a C++ double operand takes the other operand's dtype.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "kiln/ir/graph.h"
+
+namespace kiln {
+
+// ---- sources ----
+Value constant(Graph& graph, const Tensor& value);
+// A scalar constant broadcast to `shape`.
+Value full(Graph& graph, double value, DType dtype, const Shape& shape);
+Value zeros_like(Value x);
+Value ones_like(Value x);
+// A rank-0 constant of x's dtype.
+Value scalar_like(Value x, double value);
+Value iota(Graph& graph, DType dtype, const Shape& shape, int64_t dim);
+// u32 Philox bits; seed and offset are i64 scalars (usually inputs, so steps reuse one program).
+Value random_bits(Value seed, Value offset, const Shape& shape, uint32_t stream);
+
+// ---- elementwise unary ----
+Value neg(Value x);
+Value abs(Value x);
+Value sign(Value x);
+Value exp(Value x);
+Value log(Value x);
+Value tanh(Value x);
+Value logistic(Value x);  // 1 / (1 + exp(-x))
+Value sqrt(Value x);
+Value rsqrt(Value x);
+Value erf(Value x);
+Value logical_not(Value x);  // bool only
+
+// ---- elementwise binary (broadcasting) ----
+Value add(Value a, Value b);
+Value sub(Value a, Value b);
+Value mul(Value a, Value b);
+Value div(Value a, Value b);
+Value max(Value a, Value b);
+Value min(Value a, Value b);
+Value pow(Value a, Value b);
+Value logical_and(Value a, Value b);  // bool only
+Value logical_or(Value a, Value b);   // bool only
+
+Value operator+(Value a, Value b);
+Value operator-(Value a, Value b);
+Value operator*(Value a, Value b);
+Value operator/(Value a, Value b);
+Value operator-(Value x);
+Value operator+(Value a, double b);
+Value operator-(Value a, double b);
+Value operator*(Value a, double b);
+Value operator/(Value a, double b);
+Value operator+(double a, Value b);
+Value operator-(double a, Value b);
+Value operator*(double a, Value b);
+Value operator/(double a, Value b);
+Value pow(Value a, double exponent);
+
+// ---- compare and select (broadcasting) ----
+Value compare(Value a, Value b, CompareDir dir);  // -> bool
+Value eq(Value a, Value b);
+Value ne(Value a, Value b);
+Value lt(Value a, Value b);
+Value le(Value a, Value b);
+Value gt(Value a, Value b);
+Value ge(Value a, Value b);
+Value select(Value pred, Value on_true, Value on_false);
+
+// ---- types and layout ----
+Value cast(Value x, DType dtype);
+// HLO broadcast_in_dim: operand dim i -> output dim dims[i].
+Value broadcast_in_dim(Value x, const Shape& shape, const Axes& dims);
+// Numpy rules: dims aligned from the right.
+Value broadcast_to(Value x, const Shape& shape);
+// At most one -1, inferred from the element count.
+Value reshape(Value x, const Shape& shape);
+Value transpose(Value x, const Axes& perm);
+// Swaps the last two dims.
+Value transpose_last2(Value x);
+// Empty stride means all ones.
+Value slice(Value x, const Shape& start, const Shape& limit, const Shape& stride = {});
+Value concat(const std::vector<Value>& parts, int64_t axis);
+Value pad(Value x, const Shape& low, const Shape& high, double value = 0.0);
+
+// ---- reductions (axes may be negative; empty axes = all axes) ----
+Value reduce_sum(Value x, const Axes& axes = {}, bool keepdims = false);
+Value reduce_max(Value x, const Axes& axes = {}, bool keepdims = false);
+Value mean(Value x, const Axes& axes = {}, bool keepdims = false);
+
+// ---- contractions ----
+// Operands share a dtype; the output dtype defaults to it (bf16 inputs may ask for f32).
+Value dot_general(Value lhs, Value rhs, const DotAttrs& dims,
+                  std::optional<DType> out_dtype = std::nullopt);
+// a[..., m, k] x b[..., k, n] -> [..., m, n]; batch dims broadcast, rank-2 b is shared by all.
+Value matmul(Value a, Value b);
+
+// ---- gather / scatter (indices i32 or i64) ----
+Value gather(Value operand, Value indices, int64_t axis);
+Value scatter_add(Value operand, Value indices, Value updates, int64_t axis);
+
+// ---- composites ----
+Value softmax(Value x, int64_t axis = -1);
+Value log_softmax(Value x, int64_t axis = -1);
+// Over the last axis; gamma and beta have the last dim's size.
+Value layer_norm(Value x, Value gamma, Value beta, double eps);
+// x * 0.5 * (1 + erf(x / sqrt(2)))
+Value gelu(Value x);
+// logits [N, C] (floating), labels [N] (i32/i64) -> scalar mean over labels != ignore_index.
+Value cross_entropy(Value logits, Value labels, int64_t ignore_index = -100);
+// q [..., Sq, D], k [..., Sk, D], v [..., Sk, Dv], mask additive with the scores' rank (dims 1 or
+// equal to [..., Sq, Sk]) -> [..., Sq, Dv].
+Value attention(Value q, Value k, Value v, Value mask, double scale);
+// rate in [0, 1); rate 0 returns x itself.
+Value dropout(Value x, Value seed, Value offset, double rate, uint32_t stream);
+
+}  // namespace kiln

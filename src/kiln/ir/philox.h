@@ -1,0 +1,19 @@
+// Philox-4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC'11): the
+// definition of the random_bits op, shared by every backend that runs on the host.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace kiln {
+
+using PhiloxCounter = std::array<uint32_t, 4>;
+using PhiloxKey = std::array<uint32_t, 2>;
+
+PhiloxCounter philox4x32_10(PhiloxCounter counter, PhiloxKey key);
+
+// Bits of element `index` of a random_bits op: key = (seed lo, seed hi),
+// counter = (index / 4, stream, offset lo, offset hi), word index % 4.
+uint32_t random_bits_at(int64_t seed, int64_t offset, uint32_t stream, int64_t index);
+
+}  // namespace kiln
