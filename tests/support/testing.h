@@ -1,0 +1,32 @@
+// Helpers shared by the tests: seeded random tensors and element-wise comparisons.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+
+#include "kiln/ir/tensor.h"
+
+namespace kiln::testing {
+
+// Uniform values in [low, high), rounded to the dtype; deterministic for a given rng state.
+Tensor random_tensor(std::mt19937_64& rng, DType dtype, const Shape& shape, double low = -1.0,
+                     double high = 1.0);
+
+// Integers uniform in [low, high).
+Tensor random_integers(std::mt19937_64& rng, DType dtype, const Shape& shape, int64_t low,
+                       int64_t high);
+
+// Empty when every |a - b| <= atol + rtol * |b| (NaNs must match), else a message naming the first
+// mismatching element. Shapes must be equal.
+std::string compare_tensors(const Tensor& actual, const Tensor& expected, double rtol,
+                            double atol);
+
+}  // namespace kiln::testing
+
+// EXPECT_ALLCLOSE(actual, expected, rtol, atol)
+#define EXPECT_ALLCLOSE(actual, expected, rtol, atol)                                   \
+  do {                                                                                  \
+    std::string kiln_mismatch = ::kiln::testing::compare_tensors(actual, expected, rtol, atol); \
+    EXPECT_TRUE(kiln_mismatch.empty()) << kiln_mismatch;                                \
+  } while (0)
