@@ -65,7 +65,7 @@ TEST(TrainAttention, LossFallsToKnownValue) {
     bool is_norm_weight = std::string(specs[i].name) == "norm.weight";
     initial.push_back(is_norm_weight
                           ? Tensor::from_doubles(DType::f32, {kDim}, std::vector<double>(kDim, 1.0))
-                          : init_normal(DType::f32, specs[i].shape, 0.3, 1, static_cast<uint32_t>(i)));
+                          : init_normal(DType::f32, specs[i].shape, 0.1, 1, static_cast<uint32_t>(i)));
     decay.push_back(specs[i].decay);
   }
   auto [word, position, wq, wk, wv, norm_w, norm_b, ffn_w, ffn_b, cls_w, cls_b] =
@@ -89,14 +89,15 @@ TEST(TrainAttention, LossFallsToKnownValue) {
     Tensor step_offset = Tensor::scalar(DType::i64, static_cast<double>(i));
     losses.push_back(step.run({batch.tokens, batch.labels, batch.mask,
                                Tensor::scalar(DType::i64, 1234), step_offset},
-                              0.02));
+                              0.01));
   }
+  std::cout.precision(12);
   for (size_t i = 0; i < losses.size(); i += 20) std::cout << "step " << i << " loss " << losses[i] << '\n';
-  std::cout.precision(10);
   std::cout << "final loss " << losses.back() << '\n';
-  EXPECT_NEAR(losses.front(), std::log(2.0), 0.3);
-  EXPECT_LT(losses.back(), 0.25 * losses.front());
-  EXPECT_NEAR(losses.back(), 0.0, 1.0);  // replaced by the recorded value below once measured
+  EXPECT_NEAR(losses.front(), std::log(2.0), 0.05);  // small initial weights: near chance
+  EXPECT_LT(losses.back(), 0.05 * losses.front());
+  // Recorded from this run; a change to any op, the RNG or AdamW moves it.
+  EXPECT_NEAR(losses.back(), 0.00367393158376, 1e-7);
 }
 
 }  // namespace

@@ -16,8 +16,8 @@ namespace {
 
 struct DemoOptions {
   int64_t points = 256;
-  int64_t hidden = 32;
-  int64_t steps = 300;
+  int64_t hidden = 64;
+  int64_t steps = 800;
   double learning_rate = 0.03;
   int64_t seed = 42;
 };

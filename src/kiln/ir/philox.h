@@ -13,7 +13,8 @@ using PhiloxKey = std::array<uint32_t, 2>;
 PhiloxCounter philox4x32_10(PhiloxCounter counter, PhiloxKey key);
 
 // Bits of element `index` of a random_bits op: key = (seed lo, seed hi),
-// counter = (index / 4, stream, offset lo, offset hi), word index % 4.
+// counter = (index / 4, stream, offset lo, offset hi), word index % 4. The block number is one
+// 32-bit word, so a single op draws at most 2^34 distinct elements (builders stay far below).
 uint32_t random_bits_at(int64_t seed, int64_t offset, uint32_t stream, int64_t index);
 
 }  // namespace kiln

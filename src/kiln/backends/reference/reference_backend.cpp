@@ -1,0 +1,112 @@
+// The reference backend: evaluates the live nodes in id order with one kernel per op, freeing
+// each intermediate once its last user has run.
+#include "kiln/backends/reference/reference_backend.h"
+
+#include <array>
+
+#include "kiln/backends/reference/kernels.h"
+#include "kiln/ir/error.h"
+
+namespace kiln {
+namespace {
+
+using Kernel = Tensor (*)(const Node& node, reference::Operands operands);
+
+#define KILN_KERNEL_ENTRY(name, category, gradient) &reference::kernel_##name,
+constexpr std::array<Kernel, kNumOps> kKernels = {KILN_OPS(KILN_KERNEL_ENTRY)};
+#undef KILN_KERNEL_ENTRY
+
+Kernel kernel_for(OpKind kind) {
+  auto index = static_cast<size_t>(kind);
+  return index < kKernels.size() ? kKernels[index] : nullptr;
+}
+
+class ReferenceExecutable : public Executable {
+ public:
+  ReferenceExecutable(const Graph& graph, std::vector<int32_t> live, std::vector<int32_t> outputs)
+      : graph_(graph),
+        live_(std::move(live)),
+        outputs_(std::move(outputs)),
+        argument_of_(static_cast<size_t>(graph.size()), -1) {
+    for (size_t i = 0; i < graph.inputs().size(); ++i) {
+      argument_of_[static_cast<size_t>(graph.inputs()[i])] = static_cast<int64_t>(i);
+    }
+    // After step s, free the operands whose last user is step s (outputs are never freed).
+    std::vector<int64_t> last_use(static_cast<size_t>(graph.size()), -1);
+    for (size_t step = 0; step < live_.size(); ++step) {
+      for (int32_t operand : graph.node(live_[step]).inputs) {
+        last_use[static_cast<size_t>(operand)] = static_cast<int64_t>(step);
+      }
+    }
+    for (int32_t id : outputs_) last_use[static_cast<size_t>(id)] = -1;
+    free_after_.resize(live_.size());
+    for (int32_t id : live_) {
+      int64_t step = last_use[static_cast<size_t>(id)];
+      if (step >= 0) free_after_[static_cast<size_t>(step)].push_back(id);
+    }
+  }
+
+  std::vector<Tensor> run(const std::vector<Tensor>& arguments) override {
+    check_arguments(graph_, arguments);
+    std::vector<Tensor> values(static_cast<size_t>(graph_.size()));
+    std::vector<Tensor> operands;
+    for (size_t step = 0; step < live_.size(); ++step) {
+      int32_t id = live_[step];
+      const Node& node = graph_.node(id);
+      operands.clear();
+      if (node.op == OpKind::input) {
+        operands.push_back(arguments[static_cast<size_t>(argument_of_[static_cast<size_t>(id)])]);
+      }
+      for (int32_t operand : node.inputs) operands.push_back(values[static_cast<size_t>(operand)]);
+      Tensor result = kernel_for(node.op)(node, operands);
+      // An internal invariant: a kernel that disagrees with its builder's shape rule is a bug.
+      check(result.dtype() == node.dtype && result.shape() == node.shape, op_name(node.op),
+            "reference kernel of node %", id, " produced ", dtype_name(result.dtype()),
+            shape_str(result.shape()), ", expected ", dtype_name(node.dtype),
+            shape_str(node.shape));
+      values[static_cast<size_t>(id)] = std::move(result);
+      operands.clear();
+      for (int32_t dead : free_after_[step]) values[static_cast<size_t>(dead)] = Tensor();
+    }
+    std::vector<Tensor> results;
+    for (int32_t id : outputs_) results.push_back(values[static_cast<size_t>(id)]);
+    return results;
+  }
+
+ private:
+  const Graph& graph_;
+  std::vector<int32_t> live_;
+  std::vector<int32_t> outputs_;
+  std::vector<int64_t> argument_of_;  // node id -> argument position (inputs only)
+  std::vector<std::vector<int32_t>> free_after_;
+};
+
+class ReferenceBackend : public Backend {
+ public:
+  std::string_view name() const override { return "reference"; }
+
+  bool supports(const Node& node) const override { return kernel_for(node.op) != nullptr; }
+
+  std::unique_ptr<Executable> compile(const Graph& graph,
+                                      const std::vector<Value>& outputs) override {
+    std::vector<int32_t> live = live_nodes(graph, outputs);
+    for (int32_t id : live) {
+      check(supports(graph.node(id)), "reference", "no kernel for node %", id, " (op number ",
+            static_cast<int>(graph.node(id).op), ")");
+    }
+    std::vector<int32_t> output_ids;
+    for (const Value& output : outputs) output_ids.push_back(output.id());
+    return std::make_unique<ReferenceExecutable>(graph, std::move(live), std::move(output_ids));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_reference_backend() { return std::make_unique<ReferenceBackend>(); }
+
+std::vector<Tensor> evaluate_reference(const Graph& graph, const std::vector<Value>& outputs,
+                                       const std::vector<Tensor>& arguments) {
+  return make_reference_backend()->compile(graph, outputs)->run(arguments);
+}
+
+}  // namespace kiln

@@ -1,0 +1,111 @@
+// Decompositions of the composite ops into core ops only: their gradient (autodiff
+// differentiates through them) and the oracle for their fused kernels.
+#include <algorithm>
+#include <cmath>
+
+#include "kiln/ir/op_rules.h"
+#include "kiln/ir/ops.h"
+
+namespace kiln {
+namespace {
+
+bool is_half(DType dtype) { return dtype == DType::bf16 || dtype == DType::f16; }
+
+// Half-precision composites compute in f32 and round once at the end, as fused kernels do.
+DType compute_dtype(DType dtype) { return is_half(dtype) ? DType::f32 : dtype; }
+
+Value widen(Value x) { return is_half(x.dtype()) ? cast(x, DType::f32) : x; }
+
+Value narrow(Value y, DType dtype) { return y.dtype() == dtype ? y : cast(y, dtype); }
+
+// x minus its max along `axis`, so that exp never overflows.
+Value shift_by_max(Value x, int64_t axis) { return x - reduce_max(x, {axis}, true); }
+
+Value stable_softmax(Value x, int64_t axis) {
+  Value e = exp(shift_by_max(x, axis));
+  return e / reduce_sum(e, {axis}, true);
+}
+
+Value stable_log_softmax(Value x, int64_t axis) {
+  Value shifted = shift_by_max(x, axis);
+  return shifted - log(reduce_sum(exp(shifted), {axis}, true));
+}
+
+Axes leading_axes(int64_t count) {
+  Axes axes(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) axes[static_cast<size_t>(i)] = i;
+  return axes;
+}
+
+}  // namespace
+
+namespace rules {
+
+Value decompose_softmax(const Node& node, std::span<const Value> inputs) {
+  int64_t axis = node.attr<SoftmaxAttrs>().axis;
+  return narrow(stable_softmax(widen(inputs[0]), axis), node.dtype);
+}
+
+Value decompose_log_softmax(const Node& node, std::span<const Value> inputs) {
+  int64_t axis = node.attr<SoftmaxAttrs>().axis;
+  return narrow(stable_log_softmax(widen(inputs[0]), axis), node.dtype);
+}
+
+Value decompose_layer_norm(const Node& node, std::span<const Value> inputs) {
+  double eps = node.attr<LayerNormAttrs>().eps;
+  Value x = widen(inputs[0]);
+  Value centered = x - mean(x, {-1}, true);
+  Value variance = mean(centered * centered, {-1}, true);  // biased, as torch
+  Value normalized = centered * rsqrt(variance + eps);
+  return narrow(normalized * widen(inputs[1]) + widen(inputs[2]), node.dtype);
+}
+
+Value decompose_gelu(const Node& node, std::span<const Value> inputs) {
+  Value x = widen(inputs[0]);
+  return narrow(x * 0.5 * (1.0 + erf(x / std::sqrt(2.0))), node.dtype);
+}
+
+// Picks -log_softmax[n, label[n]] with a one-hot mask (no gather: ignored labels may lie outside
+// [0, C)), then averages over the labels that are not ignored; all ignored gives 0/0 = NaN.
+Value decompose_cross_entropy(const Node& node, std::span<const Value> inputs) {
+  int64_t ignore_index = node.attr<CrossEntropyAttrs>().ignore_index;
+  Value logits = widen(inputs[0]);
+  Value labels = inputs[1];
+  Shape nc = logits.shape();
+  Value log_probs = stable_log_softmax(logits, 1);
+  Value classes = iota(logits.graph(), labels.dtype(), nc, 1);
+  Value hit = eq(classes, broadcast_in_dim(labels, nc, {0}));
+  Value picked = reduce_sum(select(hit, log_probs, scalar_like(log_probs, 0.0)), {1});
+  Value counted = ne(labels, scalar_like(labels, static_cast<double>(ignore_index)));
+  Value total = reduce_sum(select(counted, -picked, scalar_like(picked, 0.0)));
+  Value count = reduce_sum(cast(counted, logits.dtype()));
+  return narrow(total / count, node.dtype);
+}
+
+// Both products accumulate in f32 for half inputs; the probabilities are rounded to the input
+// dtype before the second product, as a fused kernel feeding a half matmul would.
+Value decompose_attention(const Node& node, std::span<const Value> inputs) {
+  double scale = node.attr<AttentionAttrs>().scale;
+  Value q = inputs[0], k = inputs[1], v = inputs[2], mask = inputs[3];
+  int64_t rank = q.rank();
+  Axes batch = leading_axes(rank - 2);
+  DType accumulate = compute_dtype(q.dtype());
+  Value scores = dot_general(q, k, DotAttrs{batch, batch, {rank - 1}, {rank - 1}}, accumulate);
+  Value probs = stable_softmax(scores * scale + widen(mask), rank - 1);
+  Value out = dot_general(narrow(probs, q.dtype()), v,
+                          DotAttrs{batch, batch, {rank - 1}, {rank - 2}}, accumulate);
+  return narrow(out, node.dtype);
+}
+
+// keep = bits >= threshold, threshold = min(floor(rate * 2^32), 2^32 - 1); kept values scaled.
+Value decompose_dropout(const Node& node, std::span<const Value> inputs) {
+  const auto& attrs = node.attr<DropoutAttrs>();
+  Value x = widen(inputs[0]);
+  Value bits = random_bits(inputs[1], inputs[2], x.shape(), attrs.stream);
+  double threshold = std::min(std::floor(attrs.rate * 4294967296.0), 4294967295.0);
+  Value keep = ge(bits, scalar_like(bits, threshold));
+  return narrow(select(keep, x / (1.0 - attrs.rate), scalar_like(x, 0.0)), node.dtype);
+}
+
+}  // namespace rules
+}  // namespace kiln
