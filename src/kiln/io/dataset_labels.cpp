@@ -1,0 +1,176 @@
+// Label parsing: the column's type as pandas/Arrow infer it, then ids, names or float targets.
+#include "kiln/io/dataset_labels.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <optional>
+
+#include "kiln/ir/error.h"
+
+namespace kiln {
+namespace {
+
+// Above this an integer label is surely not a class id (and would need that many names).
+constexpr int64_t kMaxClassId = 100000;
+
+enum class Category { integer, number, string };
+
+std::string_view trim_spaces(std::string_view text) {
+  size_t first = text.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return {};
+  size_t last = text.find_last_not_of(" \t");
+  return text.substr(first, last - first + 1);
+}
+
+std::optional<int64_t> parse_integer(std::string_view text) {
+  text = trim_spaces(text);
+  if (!text.empty() && text[0] == '+') text.remove_prefix(1);
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<double> parse_number(std::string_view text) {
+  text = trim_spaces(text);
+  if (!text.empty() && text[0] == '+') text.remove_prefix(1);
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+const char* category_name(Category category) {
+  return category == Category::string ? "a string" : "a number";
+}
+
+// Each cell's category; a CSV column is text as soon as one field is not a number (pandas'
+// object dtype), JSON cells keep their type. Empty, null and other labels are errors.
+std::vector<Category> categorize(const Table& table, size_t column, const std::string& name) {
+  std::vector<Category> categories(table.size());
+  bool raw_text = false;
+  for (size_t r = 0; r < table.size(); ++r) {
+    const Cell& cell = table.cell(r, column);
+    std::string where = table.where(r);
+    switch (cell.type) {
+      case CellType::raw:
+        check(!trim_spaces(cell.text).empty(), where, "empty label in column '", name, "'");
+        if (parse_integer(cell.text)) {
+          categories[r] = Category::integer;
+        } else if (parse_number(cell.text)) {
+          categories[r] = Category::number;
+        } else {
+          categories[r] = Category::string;
+          raw_text = true;
+        }
+        break;
+      case CellType::string: categories[r] = Category::string; break;
+      case CellType::integer: categories[r] = Category::integer; break;
+      case CellType::number: categories[r] = Category::number; break;
+      case CellType::missing: fail(where, "no column '", name, "'");
+      case CellType::null: fail(where, "empty label (null) in column '", name, "'");
+      default:
+        fail(where, "label of type ", cell_type_name(cell.type), " in column '", name,
+             "' (expected a string or a number)");
+    }
+  }
+  if (raw_text) std::fill(categories.begin(), categories.end(), Category::string);
+  for (size_t r = 1; r < categories.size(); ++r) {
+    bool first_string = categories[0] == Category::string;
+    check(first_string == (categories[r] == Category::string), table.where(r), "label '",
+          table.cell(r, column).text, "' is ", category_name(categories[r]), " but the label on line ",
+          table.lines[0], " is ", category_name(categories[0]));
+  }
+  return categories;
+}
+
+std::string name_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) {
+    if (!out.empty()) out += ", ";
+    out += name;
+  }
+  return out;
+}
+
+void read_string_labels(const Table& table, size_t column, const ClassificationOptions& options,
+                        ClassificationDataset& dataset) {
+  dataset.label_names = options.label_names;
+  if (dataset.label_names.empty()) {  // run_glue.py: label_list = sorted(unique(labels))
+    for (size_t r = 0; r < table.size(); ++r) dataset.label_names.push_back(table.cell(r, column).text);
+    std::sort(dataset.label_names.begin(), dataset.label_names.end());
+    dataset.label_names.erase(std::unique(dataset.label_names.begin(), dataset.label_names.end()),
+                              dataset.label_names.end());
+  }
+  std::map<std::string, int32_t, std::less<>> id_of;
+  for (size_t i = 0; i < dataset.label_names.size(); ++i) {
+    id_of.emplace(dataset.label_names[i], static_cast<int32_t>(i));
+  }
+  for (size_t r = 0; r < table.size(); ++r) {
+    const std::string& label = table.cell(r, column).text;
+    auto it = id_of.find(label);
+    if (it == id_of.end()) {
+      fail(table.where(r), "unknown label '", label, "' (labels: ", name_list(dataset.label_names), ")");
+    }
+    dataset.label_ids.push_back(it->second);
+  }
+}
+
+void read_integer_labels(const Table& table, size_t column, const ClassificationOptions& options,
+                         ClassificationDataset& dataset) {
+  int64_t largest = -1;
+  for (size_t r = 0; r < table.size(); ++r) {
+    int64_t id = *parse_integer(table.cell(r, column).text);
+    std::string where = table.where(r);
+    check(id >= 0, where, "label ", id, " is negative: integer labels are class ids");
+    if (!options.label_names.empty()) {
+      check(id < static_cast<int64_t>(options.label_names.size()), where, "label ", id,
+            " is out of range: there are ", options.label_names.size(), " labels (",
+            name_list(options.label_names), ")");
+    }
+    check(id < kMaxClassId, where, "label ", id,
+          " is too large for a class id (write regression targets as floats, e.g. 3.0)");
+    largest = std::max(largest, id);
+    dataset.label_ids.push_back(static_cast<int32_t>(id));
+  }
+  dataset.label_names = options.label_names;
+  if (dataset.label_names.empty()) {
+    for (int64_t id = 0; id <= largest; ++id) dataset.label_names.push_back(std::to_string(id));
+  }
+}
+
+void read_regression_labels(const Table& table, size_t column, const ClassificationOptions& options,
+                            ClassificationDataset& dataset) {
+  check(options.label_names.size() <= 1, table.source, "labels are numbers (regression) but ",
+        options.label_names.size(), " class labels were given (", name_list(options.label_names),
+        ")");
+  for (size_t r = 0; r < table.size(); ++r) {
+    double value = *parse_number(table.cell(r, column).text);
+    check(std::isfinite(value), table.where(r), "label ", table.cell(r, column).text,
+          " is not a finite number");
+    dataset.label_values.push_back(static_cast<float>(value));
+  }
+}
+
+}  // namespace
+
+void read_labels(const Table& table, size_t column, const ClassificationOptions& options,
+                 ClassificationDataset& dataset) {
+  const std::string& name = table.columns[column];
+  std::vector<Category> categories = categorize(table, column, name);
+  bool any_number = std::find(categories.begin(), categories.end(), Category::number) != categories.end();
+  if (!categories.empty() && categories[0] == Category::string) {
+    dataset.label_kind = LabelKind::classes;
+    read_string_labels(table, column, options, dataset);
+  } else if (any_number) {
+    dataset.label_kind = LabelKind::regression;
+    read_regression_labels(table, column, options, dataset);
+  } else {
+    dataset.label_kind = LabelKind::classes;
+    read_integer_labels(table, column, options, dataset);
+  }
+}
+
+}  // namespace kiln

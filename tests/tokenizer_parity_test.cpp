@@ -1,0 +1,309 @@
+// Parity with Hugging Face's BertTokenizerFast / tokenizers on the outputs recorded by
+// tests/fixtures_gen/make_tokenizer_fixtures.py: adversarial texts (in full), the UCI sentences
+// and every line of the Austen novels (Austen read from $KILN_SHARED_DIR or ../shared, skipped
+// when absent).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "kiln/io/tokenizer_files.h"
+#include "kiln/ir/error.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+const fs::path kSource = KILN_SOURCE_DIR;
+const fs::path kFixtures = kSource / "tests/fixtures/tokenizer";
+const fs::path kVocab = kSource / "data/vocab/bert-base-uncased-vocab.txt";
+
+fs::path shared_dir() {
+  const char* env = std::getenv("KILN_SHARED_DIR");
+  return env ? fs::path(env) : kSource.parent_path() / "shared";
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+uint64_t fnv1a64(const std::vector<int64_t>& values) {
+  uint64_t h = 0xCBF29CE484222325ull;
+  for (int64_t value : values) {
+    auto v = static_cast<uint32_t>(static_cast<int32_t>(value));
+    for (int byte = 0; byte < 4; ++byte) {
+      h = (h ^ ((v >> (8 * byte)) & 0xFF)) * 0x100000001B3ull;
+    }
+  }
+  return h;
+}
+
+std::string hex(uint64_t value, int digits) {
+  std::ostringstream out;
+  out << std::hex;
+  out.width(digits);
+  out.fill('0');
+  out << value;
+  return out.str();
+}
+
+template <typename T>
+std::string joined(const std::vector<T>& values) {
+  std::string out;
+  for (const T& v : values) out += (out.empty() ? "" : " ") + std::to_string(v);
+  return out;
+}
+
+std::string offsets_text(const std::vector<CharRange>& offsets) {
+  std::string out;
+  for (const CharRange& o : offsets) {
+    out += (out.empty() ? "" : " ") + std::to_string(o.start) + ":" + std::to_string(o.end);
+  }
+  return out;
+}
+
+// The generator's row_text format.
+std::string row_text(const Encoding& e) {
+  return joined(e.ids) + " | " + joined(e.type_ids) + " | " + joined(e.attention_mask) + " | " +
+         joined(e.special_tokens_mask) + " | " + offsets_text(e.offsets) + " | " +
+         joined(e.word_ids) + " | " + joined(e.sequence_ids);
+}
+
+// Rows as transformers returns them with return_overflowing_tokens: each encoding, then its
+// windows.
+std::vector<const Encoding*> rows_of(const std::vector<Encoding>& batch) {
+  std::vector<const Encoding*> rows;
+  for (const Encoding& e : batch) {
+    rows.push_back(&e);
+    for (const Encoding& window : e.overflowing) rows.push_back(&window);
+  }
+  return rows;
+}
+
+// The generator's rows_hash: per row its length, ids, type ids, attention mask, offsets.
+uint64_t rows_hash(const std::vector<Encoding>& batch) {
+  std::vector<int64_t> flat;
+  for (const Encoding* e : rows_of(batch)) {
+    flat.push_back(static_cast<int64_t>(e->size()));
+    flat.insert(flat.end(), e->ids.begin(), e->ids.end());
+    flat.insert(flat.end(), e->type_ids.begin(), e->type_ids.end());
+    flat.insert(flat.end(), e->attention_mask.begin(), e->attention_mask.end());
+    for (const CharRange& o : e->offsets) {
+      flat.push_back(static_cast<int64_t>(o.start));
+      flat.push_back(static_cast<int64_t>(o.end));
+    }
+  }
+  return fnv1a64(flat);
+}
+
+Tokenizer vocab_tokenizer(const Json& config) {
+  return tokenizer_vocab_parse(read_file(kVocab), kVocab.string(), config.dump(), "config");
+}
+
+// A transformers call's keyword arguments as EncodeOptions.
+EncodeOptions options_from(const Json& json) {
+  EncodeOptions o;
+  const std::string truncation = json.value("truncation", "do_not_truncate");
+  if (truncation == "longest_first") o.truncation = Truncation::longest_first;
+  if (truncation == "only_first") o.truncation = Truncation::only_first;
+  if (truncation == "only_second") o.truncation = Truncation::only_second;
+  const std::string padding = json.value("padding", "do_not_pad");
+  if (padding == "longest") o.padding = Padding::longest;
+  if (padding == "max_length") o.padding = Padding::max_length;
+  if (json.contains("max_length")) o.max_length = json["max_length"].get<size_t>();
+  o.stride = json.value("stride", size_t{0});
+  o.pad_to_multiple_of = json.value("pad_to_multiple_of", size_t{0});
+  o.add_special_tokens = json.value("add_special_tokens", true);
+  o.truncation_side = json.value("truncation_side", "right") == "left" ? Side::left : Side::right;
+  o.padding_side = json.value("padding_side", "right") == "left" ? Side::left : Side::right;
+  return o;
+}
+
+std::string describe(const Json& c) {
+  std::string text = c["texts"].dump();
+  if (c.contains("pairs")) text += " + " + c["pairs"].dump();
+  return c["tokenizer"].get<std::string>() + " " + text + " " + c["options"].dump();
+}
+
+TEST(TokenizerParity, AdversarialTextsPairsTruncationPadding) {
+  const auto lines = split_lines(read_file(kFixtures / "adversarial.jsonl"));
+  ASSERT_GT(lines.size(), 1u) << "missing " << (kFixtures / "adversarial.jsonl");
+  const Json header = Json::parse(lines[0]);
+  std::map<std::string, Tokenizer> tokenizers;
+  for (const auto& [name, config] : header["configs"].items()) {
+    tokenizers.emplace(name, vocab_tokenizer(config));
+  }
+  tokenizers.emplace("custom", tokenizer_load_json((kFixtures / "custom_tokenizer.json").string()));
+
+  size_t compared = 0, errors = 0;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const Json c = Json::parse(lines[i]);
+    SCOPED_TRACE("case " + std::to_string(i) + ": " + describe(c));
+    const Tokenizer& tokenizer = tokenizers.at(c["tokenizer"].get<std::string>());
+    const EncodeOptions options =
+        c["options"].is_string() ? tokenizer.config().defaults : options_from(c["options"]);
+    std::vector<std::string> texts = c["texts"].get<std::vector<std::string>>();
+    std::vector<std::string_view> views(texts.begin(), texts.end());
+    std::vector<std::string> pairs;
+    if (c.contains("pairs")) pairs = c["pairs"].get<std::vector<std::string>>();
+    std::vector<std::string_view> pair_views(pairs.begin(), pairs.end());
+    auto run = [&] {
+      return pairs.empty() ? tokenizer.encode_batch(views, options)
+                           : tokenizer.encode_pair_batch(views, pair_views, options);
+    };
+    if (c.contains("error")) {
+      EXPECT_THROW(run(), Error) << "HF: " << c["error"];
+      ++errors;
+      continue;
+    }
+    const std::vector<Encoding> batch = run();
+    std::vector<std::string> actual, samples;
+    for (size_t b = 0; b < batch.size(); ++b) {
+      actual.push_back(row_text(batch[b]));
+      samples.push_back(std::to_string(b));
+      for (const Encoding& window : batch[b].overflowing) {
+        actual.push_back(row_text(window));
+        samples.push_back(std::to_string(b));
+      }
+    }
+    EXPECT_EQ(actual, c["rows"].get<std::vector<std::string>>());
+    std::vector<std::string> expected_samples;
+    for (const Json& s : c["sample"]) expected_samples.push_back(std::to_string(s.get<int>()));
+    EXPECT_EQ(samples, expected_samples);
+    if (c.contains("decoded")) {
+      EXPECT_EQ(tokenizer.decode(batch[0].ids), c["decoded"].get<std::string>());
+    }
+    ++compared;
+  }
+  EXPECT_GT(compared, 900u);
+  EXPECT_GT(errors, 10u);
+}
+
+TEST(TokenizerParity, UciSentences) {
+  // The repository's copy when it has one, else the shared data folder's.
+  fs::path tsv = kSource / "data/classification/uci-sentiment.tsv";
+  if (!fs::exists(tsv)) tsv = shared_dir() / "data/classification/uci-sentiment.tsv";
+  if (!fs::exists(tsv)) GTEST_SKIP() << "no " << tsv << " (set KILN_SHARED_DIR to ../shared)";
+  std::vector<std::string> texts;
+  for (const std::string& line : split_lines(read_file(tsv))) {
+    size_t tab = line.find('\t', line.find('\t') + 1);
+    texts.push_back(line.substr(tab + 1));
+  }
+  ASSERT_EQ(texts.size(), 3000u);
+  const Tokenizer uncased = vocab_tokenizer(Json::object());
+  const Tokenizer cased = vocab_tokenizer({{"do_lower_case", false}});
+  EncodeOptions pair_options;
+  pair_options.truncation = Truncation::longest_first;
+  pair_options.max_length = 48;
+  pair_options.padding = Padding::max_length;
+  EncodeOptions window_options;
+  window_options.truncation = Truncation::only_second;
+  window_options.max_length = 32;
+  window_options.stride = 8;
+
+  size_t checked = 0;
+  for (const std::string& line : split_lines(read_file(kFixtures / "uci.txt"))) {
+    if (line.starts_with("#")) continue;
+    std::istringstream in(line);
+    std::string kind, rest;
+    size_t i = 0;
+    in >> kind >> i;
+    std::getline(in, rest);
+    rest.erase(0, 1);
+    ASSERT_LT(i, texts.size());
+    SCOPED_TRACE(kind + " line " + std::to_string(i) + ": " + texts[i]);
+    if (kind == "single") {
+      const Encoding e = uncased.encode(texts[i], {});
+      EXPECT_EQ(joined(e.ids) + " | " + offsets_text(e.offsets), rest);
+    } else if (kind == "cased") {
+      const Encoding e = cased.encode(texts[i], {});
+      EXPECT_EQ(hex(fnv1a64({e.ids.begin(), e.ids.end()}), 16), rest);
+    } else if (kind == "pair") {
+      EXPECT_EQ(hex(rows_hash({uncased.encode_pair(texts[i], texts[i + 1], pair_options)}), 16),
+                rest);
+    } else if (kind == "window") {
+      if (rest == "error") {
+        EXPECT_THROW(uncased.encode_pair(texts[i], texts[i + 1], window_options), Error);
+      } else {
+        EXPECT_EQ(hex(rows_hash({uncased.encode_pair(texts[i], texts[i + 1], window_options)}), 16),
+                  rest);
+      }
+    } else {
+      FAIL() << "unknown fixture line: " << line;
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, 3000u * 2 + 1500u * 2);
+}
+
+TEST(TokenizerParity, EveryLineOfAusten) {
+  const fs::path austen = shared_dir() / "data/lm/austen";
+  if (!fs::exists(austen)) GTEST_SKIP() << "no " << austen << " (set KILN_SHARED_DIR to ../shared)";
+  const Tokenizer uncased = vocab_tokenizer(Json::object());
+  const Tokenizer cased = vocab_tokenizer({{"do_lower_case", false}});
+  const auto expected = split_lines(read_file(kFixtures / "austen.txt"));
+  size_t at = 0, files = 0, lines_checked = 0, mismatches = 0;
+  while (at < expected.size()) {
+    if (expected[at].starts_with("#")) {
+      ++at;
+      continue;
+    }
+    std::istringstream in(expected[at++]);
+    std::string word, name, cased_hash;
+    size_t count = 0, uncased_tokens = 0, cased_tokens = 0;
+    in >> word >> name >> count >> uncased_tokens >> cased_tokens >> cased_hash;
+    ASSERT_EQ(word, "file");
+    const std::string text = read_file(austen / name);
+    std::vector<std::string> lines;
+    for (size_t start = 0; start < text.size();) {
+      size_t end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      lines.push_back(text.substr(start, end - start));
+      start = end + 1;
+    }
+    ASSERT_EQ(lines.size(), count) << name;
+    size_t total_uncased = 0, total_cased = 0;
+    std::vector<int64_t> cased_flat;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const Encoding u = uncased.encode(lines[i], {});
+      const Encoding c = cased.encode(lines[i], {});
+      total_uncased += u.size();
+      total_cased += c.size();
+      cased_flat.push_back(static_cast<int64_t>(c.size()));
+      cased_flat.insert(cased_flat.end(), c.ids.begin(), c.ids.end());
+      const std::string hash = hex(fnv1a64({u.ids.begin(), u.ids.end()}) & 0xFFFFFFFFu, 8);
+      if (hash != expected.at(at + i) && ++mismatches <= 10) {
+        ADD_FAILURE() << name << " line " << i + 1
+                      << ": ids differ from BertTokenizerFast: " << lines[i];
+      }
+      ++lines_checked;
+    }
+    at += count;
+    EXPECT_EQ(total_uncased, uncased_tokens) << name;
+    EXPECT_EQ(total_cased, cased_tokens) << name;
+    EXPECT_EQ(hex(fnv1a64(cased_flat), 16), cased_hash) << name << " (cased)";
+    ++files;
+  }
+  EXPECT_EQ(files, 6u);
+  EXPECT_EQ(mismatches, 0u);
+  EXPECT_GT(lines_checked, 70000u);
+}
+
+}  // namespace
+}  // namespace kiln
