@@ -1,0 +1,172 @@
+// BertModel (embeddings, post-LN encoder layers, pooler) and the sequence-classification head,
+// op for op as transformers' modeling_bert.py with eager attention.
+#include "kiln/models/bert.h"
+
+#include <cmath>
+#include <limits>
+
+#include "kiln/ir/error.h"
+#include "kiln/ir/ops.h"
+#include "kiln/nn/activation.h"
+#include "kiln/nn/attention.h"
+#include "kiln/nn/layers.h"
+#include "kiln/nn/loss.h"
+
+namespace kiln {
+namespace {
+
+std::string join(const std::string& prefix, const std::string& name) {
+  return prefix.empty() ? name : prefix + "." + name;
+}
+
+// torch.finfo(dtype).min: what HF adds to the scores of padding keys.
+double lowest(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+      return std::numeric_limits<float>::lowest();
+    case DType::f64:
+      return std::numeric_limits<double>::lowest();
+    case DType::bf16:
+      return -3.3895313892515355e38;
+    case DType::f16:
+      return -65504.0;
+    default:
+      fail("bert", "no floating minimum for ", dtype_name(dtype));
+  }
+}
+
+// [batch, seq] of 1/0 -> additive [batch, 1, 1, seq]: 0 where attended, finfo.min on padding.
+Value extended_attention_mask(Value attention_mask, DType dtype) {
+  Value keep = cast(attention_mask, dtype);
+  Value additive = (1.0 - keep) * lowest(dtype);
+  return reshape(additive, {keep.dim(0), 1, 1, keep.dim(1)});
+}
+
+Value embeddings(const BertConfig& config, const BertInputs& inputs, ParameterSet& params,
+                 DropoutContext& dropout, const std::string& prefix) {
+  int64_t hidden = config.hidden_size;
+  int64_t seq = inputs.input_ids.dim(1);
+  double init_std = config.initializer_range;
+  Embedding word = Embedding::create(params, join(prefix, "word_embeddings"), config.vocab_size,
+                                     hidden, init_std, config.pad_token_id);
+  Embedding position = Embedding::create(params, join(prefix, "position_embeddings"),
+                                         config.max_position_embeddings, hidden, init_std);
+  Embedding token_type = Embedding::create(params, join(prefix, "token_type_embeddings"),
+                                           config.type_vocab_size, hidden, init_std);
+  LayerNorm norm =
+      LayerNorm::create(params, join(prefix, "LayerNorm"), hidden, config.layer_norm_eps);
+  check(seq <= config.max_position_embeddings, "bert", "sequence length ", seq,
+        " exceeds max_position_embeddings ", config.max_position_embeddings);
+  // position_ids = arange(seq): the first seq rows, taken by a slice rather than a gather.
+  Value positions = slice(position.weight, {0, 0}, {seq, hidden});
+  Value x = word(inputs.input_ids) + token_type(inputs.token_type_ids);
+  x = x + positions;
+  return dropout(norm(x), config.hidden_dropout_prob);
+}
+
+Value encoder_layer(const BertConfig& config, Value x, Value mask, ParameterSet& params,
+                    DropoutContext& dropout, const std::string& prefix) {
+  int64_t hidden = config.hidden_size, heads = config.num_attention_heads;
+  double init_std = config.initializer_range, eps = config.layer_norm_eps;
+  auto linear = [&](const std::string& name, int64_t in, int64_t out) {
+    return Linear::create(params, join(prefix, name), in, out, init_std);
+  };
+  Linear query = linear("attention.self.query", hidden, hidden);
+  Linear key = linear("attention.self.key", hidden, hidden);
+  Linear value = linear("attention.self.value", hidden, hidden);
+  Linear attention_out = linear("attention.output.dense", hidden, hidden);
+  LayerNorm attention_norm =
+      LayerNorm::create(params, join(prefix, "attention.output.LayerNorm"), hidden, eps);
+  Linear intermediate = linear("intermediate.dense", hidden, config.intermediate_size);
+  Linear output = linear("output.dense", config.intermediate_size, hidden);
+  LayerNorm output_norm = LayerNorm::create(params, join(prefix, "output.LayerNorm"), hidden, eps);
+
+  double scale = 1.0 / std::sqrt(static_cast<double>(config.head_size()));
+  Value context = multi_head_attention(query(x), key(x), value(x), mask, heads, scale,
+                                       config.attention_probs_dropout_prob, dropout);
+  Value attended = dropout(attention_out(context), config.hidden_dropout_prob);
+  attended = attention_norm(attended + x);
+  Value inner = activation(intermediate(attended), config.hidden_act);
+  Value out = dropout(output(inner), config.hidden_dropout_prob);
+  return output_norm(out + attended);
+}
+
+}  // namespace
+
+BertInputs bert_inputs(Graph& graph, const BertBuildOptions& options) {
+  check(options.index_dtype == DType::i32 || options.index_dtype == DType::i64, "bert",
+        "index dtype must be i32 or i64, not ", dtype_name(options.index_dtype));
+  check(options.batch_size > 0 && options.seq_len > 0, "bert", "batch ", options.batch_size,
+        " and sequence length ", options.seq_len, " must be positive");
+  Shape shape{options.batch_size, options.seq_len};
+  return BertInputs{graph.input("input_ids", options.index_dtype, shape),
+                    graph.input("token_type_ids", options.index_dtype, shape),
+                    graph.input("attention_mask", options.index_dtype, shape)};
+}
+
+BertOutputs bert_model(const BertConfig& config, const BertInputs& inputs, ParameterSet& params,
+                       DropoutContext& dropout, const std::string& prefix, bool add_pooling_layer) {
+  bert_config_check(config, "bert");
+  Value x = embeddings(config, inputs, params, dropout, join(prefix, "embeddings"));
+  Value mask = extended_attention_mask(inputs.attention_mask, params.dtype());
+  for (int64_t i = 0; i < config.num_hidden_layers; ++i) {
+    x = encoder_layer(config, x, mask, params, dropout,
+                      join(prefix, "encoder.layer." + std::to_string(i)));
+  }
+  BertOutputs out{x, Value()};
+  if (add_pooling_layer) {
+    Linear pooler = Linear::create(params, join(prefix, "pooler.dense"), config.hidden_size,
+                                   config.hidden_size, config.initializer_range);
+    Value first = reshape(slice(x, {0, 0, 0}, {x.dim(0), 1, x.dim(2)}), {x.dim(0), x.dim(2)});
+    out.pooled_output = tanh(pooler(first));
+  }
+  return out;
+}
+
+std::string bert_problem_type(const BertConfig& config, bool integer_labels) {
+  if (config.problem_type) return *config.problem_type;
+  if (config.num_labels() == 1) return "regression";
+  return integer_labels ? "single_label_classification" : "multi_label_classification";
+}
+
+BertClassifier bert_for_sequence_classification(Graph& graph, const BertConfig& config,
+                                                const BertBuildOptions& options) {
+  bert_config_check(config, "bert");
+  int64_t batch = options.batch_size, labels_count = config.num_labels();
+  BertClassifier model(graph, options.dtype);
+  model.inputs = bert_inputs(graph, options);
+  model.problem_type = bert_problem_type(config, options.integer_labels);
+  const std::string& problem = model.problem_type;
+  if (options.with_labels) {
+    if (problem == "single_label_classification") {
+      model.labels = graph.input("labels", options.index_dtype, {batch});
+    } else if (problem == "regression" && labels_count == 1) {
+      model.labels = graph.input("labels", options.dtype, {batch});
+    } else {
+      model.labels = graph.input("labels", options.dtype, {batch, labels_count});
+    }
+  }
+  if (options.training) model.dropout = DropoutContext::with_inputs(graph);
+
+  BertOutputs bert = bert_model(config, model.inputs, model.params, model.dropout);
+  double rate = config.classifier_dropout.value_or(config.hidden_dropout_prob);
+  Linear classifier = Linear::create(model.params, "classifier", config.hidden_size, labels_count,
+                                     config.initializer_range);
+  model.logits = classifier(model.dropout(bert.pooled_output, rate));
+  if (!options.with_labels) return model;
+
+  if (problem == "regression") {
+    // HF squeezes [batch, 1] logits to match [batch] labels.
+    Value prediction = labels_count == 1 ? reshape(model.logits, {batch}) : model.logits;
+    model.loss = mse_loss(prediction, model.labels);
+  } else if (problem == "single_label_classification") {
+    model.loss = cross_entropy(model.logits, model.labels);
+  } else if (problem == "multi_label_classification") {
+    model.loss = bce_with_logits_loss(model.logits, model.labels);
+  } else {
+    fail("bert", "unknown problem_type '", problem, "'");
+  }
+  return model;
+}
+
+}  // namespace kiln

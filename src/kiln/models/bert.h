@@ -1,0 +1,71 @@
+// BERT as transformers' BertModel and BertForSequenceClassification compute it (eager attention),
+// built as a graph with static shapes [batch, seq] and Hugging Face parameter names.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "kiln/io/bert_config.h"
+#include "kiln/nn/dropout.h"
+#include "kiln/nn/parameter_set.h"
+
+namespace kiln {
+
+struct BertBuildOptions {
+  int64_t batch_size = 1;
+  int64_t seq_len = 128;           // at most max_position_embeddings
+  DType index_dtype = DType::i64;  // input_ids, token_type_ids, attention_mask: i32 or i64
+  DType dtype = DType::f32;        // parameters and activations
+  bool training = false;           // dropout on, drawn from inputs dropout_seed/_offset
+  bool with_labels = true;         // adds the labels input and the loss
+  // With problem_type unset and num_labels > 1, HF picks the loss by the labels' dtype: integer
+  // labels give single-label cross entropy, float labels multi-label BCE.
+  bool integer_labels = true;
+};
+
+// Graph inputs of a batch, each [batch, seq] of options.index_dtype.
+struct BertInputs {
+  Value input_ids;
+  Value token_type_ids;
+  Value attention_mask;  // 1 = attend, 0 = padding
+};
+
+BertInputs bert_inputs(Graph& graph, const BertBuildOptions& options);
+
+struct BertOutputs {
+  Value sequence_output;  // [batch, seq, hidden]: last_hidden_state
+  Value pooled_output;    // [batch, hidden]: tanh(dense(first token)); invalid without a pooler
+};
+
+// BertModel: embeddings, the post-LN encoder and the pooler. Parameters are registered in the
+// order of HF's state dict, named "<prefix>.embeddings.word_embeddings.weight", ... (no prefix
+// when `prefix` is empty: a bare BertModel checkpoint).
+BertOutputs bert_model(const BertConfig& config, const BertInputs& inputs, ParameterSet& params,
+                       DropoutContext& dropout, const std::string& prefix = "bert",
+                       bool add_pooling_layer = true);
+
+// HF's choice of loss: config.problem_type when set, else "regression" for one label, else
+// single- or multi-label classification by the labels' dtype.
+std::string bert_problem_type(const BertConfig& config, bool integer_labels);
+
+// A BertForSequenceClassification graph. Graph inputs, in order: input_ids, token_type_ids,
+// attention_mask, labels (with_labels), dropout_seed and dropout_offset (training), then the
+// parameters (role weight).
+struct BertClassifier {
+  BertClassifier(Graph& graph, DType dtype) : params(graph, dtype) {}
+
+  BertInputs inputs;
+  // [batch] i64/i32 (single label, index_dtype), [batch] f32 (regression with one label) or
+  // [batch, num_labels] f32 (multi-label, regression with several); invalid without labels.
+  Value labels;
+  Value logits;  // [batch, num_labels]
+  Value loss;    // scalar; invalid without labels
+  std::string problem_type;
+  ParameterSet params;
+  DropoutContext dropout;
+};
+
+BertClassifier bert_for_sequence_classification(Graph& graph, const BertConfig& config,
+                                                const BertBuildOptions& options);
+
+}  // namespace kiln

@@ -1,0 +1,29 @@
+// Hugging Face checkpoint folders for BERT: loading weights into a ParameterSet by state-dict name
+// with transformers' conventions, and save_pretrained (config.json + model.safetensors).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "kiln/io/bert_config.h"
+#include "kiln/nn/parameter_set.h"
+
+namespace kiln {
+
+// What transformers does to checkpoint names before matching them: legacy "LayerNorm.gamma/beta"
+// become ".weight/.bias"; the embeddings' position_ids/token_type_ids buffers some checkpoints
+// carry are dropped; the "bert." prefix is added when a bare BertModel checkpoint meets a model
+// with a head, and removed in the opposite case.
+std::map<std::string, Tensor> bert_adapt_state_dict(std::map<std::string, Tensor> tensors,
+                                                    const ParameterSet& params);
+
+// Loads a .safetensors file, or <folder>/model.safetensors, into `params` (see
+// ParameterSet::load for `strict`); errors name the file and the tensor.
+LoadReport bert_load_weights(ParameterSet& params, const std::string& path, bool strict = true);
+
+// Writes <folder>/config.json and <folder>/model.safetensors (metadata format "pt"), each
+// atomically, creating the folder. An empty config.architectures is filled from the parameters
+// (BertForSequenceClassification when there is a classifier, else BertModel).
+void bert_save_pretrained(const std::string& folder, BertConfig config, const ParameterSet& params);
+
+}  // namespace kiln

@@ -1,0 +1,41 @@
+// Multi-head attention: heads split to [B, H, S, D], attention, heads merged.
+#include "kiln/nn/attention.h"
+
+#include "kiln/ir/error.h"
+#include "kiln/ir/ops.h"
+
+namespace kiln {
+namespace {
+
+// [B, S, H*D] -> [B, H, S, D]
+Value split_heads(Value x, int64_t heads) {
+  int64_t batch = x.dim(0), seq = x.dim(1), head_size = x.dim(2) / heads;
+  return transpose(reshape(x, {batch, seq, heads, head_size}), {0, 2, 1, 3});
+}
+
+// [B, H, S, D] -> [B, S, H*D]
+Value merge_heads(Value x) {
+  int64_t batch = x.dim(0), heads = x.dim(1), seq = x.dim(2), head_size = x.dim(3);
+  return reshape(transpose(x, {0, 2, 1, 3}), {batch, seq, heads * head_size});
+}
+
+}  // namespace
+
+Value multi_head_attention(Value q, Value k, Value v, Value mask, int64_t heads, double scale,
+                           double dropout_rate, DropoutContext& dropout) {
+  for (Value x : {q, k, v}) {
+    check(x.rank() == 3 && heads > 0 && x.dim(2) % heads == 0, "multi_head_attention", "input ",
+          shape_str(x.shape()), " is no [batch, seq, heads * head_size] for ", heads, " heads");
+  }
+  q = split_heads(q, heads);
+  k = split_heads(k, heads);
+  v = split_heads(v, heads);
+  if (!dropout.training()) return merge_heads(attention(q, k, v, mask, scale));
+  DotAttrs qk{.lhs_batch = {0, 1}, .rhs_batch = {0, 1}, .lhs_contract = {3}, .rhs_contract = {3}};
+  Value probs = softmax(dot_general(q, k, qk) * scale + mask, -1);
+  probs = dropout(probs, dropout_rate);
+  DotAttrs pv{.lhs_batch = {0, 1}, .rhs_batch = {0, 1}, .lhs_contract = {3}, .rhs_contract = {2}};
+  return merge_heads(dot_general(probs, v, pv));
+}
+
+}  // namespace kiln

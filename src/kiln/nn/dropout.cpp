@@ -1,0 +1,20 @@
+// DropoutContext: one stream per dropout site, identity in evaluation.
+#include "kiln/nn/dropout.h"
+
+#include "kiln/ir/ops.h"
+
+namespace kiln {
+
+DropoutContext DropoutContext::with_inputs(Graph& graph) {
+  Value seed = graph.input("dropout_seed", DType::i64, {});
+  Value offset = graph.input("dropout_offset", DType::i64, {});
+  return DropoutContext(seed, offset);
+}
+
+Value DropoutContext::operator()(Value x, double rate) {
+  uint32_t stream = next_stream_++;
+  if (!training()) return x;
+  return dropout(x, seed_, offset_, rate, stream);
+}
+
+}  // namespace kiln

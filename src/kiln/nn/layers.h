@@ -1,0 +1,48 @@
+// Modules that build graph pieces with Hugging Face parameter names and init rules: Linear,
+// Embedding and LayerNorm (each registers its parameters under `prefix`).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "kiln/nn/parameter_set.h"
+
+namespace kiln {
+
+// torch.nn.Linear: weight [out, in] (normal(init_std), decayed), bias [out] (zeros, not decayed).
+struct Linear {
+  Value weight;
+  Value bias;  // invalid when the layer has none
+
+  static Linear create(ParameterSet& params, const std::string& prefix, int64_t in, int64_t out,
+                       double init_std, bool with_bias = true);
+  // x [..., in] -> x W^T + b [..., out]; W^T is a contraction over W's dim 1, never materialised.
+  Value operator()(Value x) const;
+};
+
+// torch.nn.Embedding: weight [count, dim], normal(init_std) with the padding_idx row zero.
+// torch also zeroes the padding row's gradient; a plain gather cannot (the IR has no
+// stop-gradient). In BERT the two agree while padding ids sit only at masked positions, whose
+// gradient is zero.
+struct Embedding {
+  Value weight;
+
+  static Embedding create(ParameterSet& params, const std::string& prefix, int64_t count,
+                          int64_t dim, double init_std,
+                          std::optional<int64_t> padding_idx = std::nullopt);
+  // ids (i32/i64) [...] -> [..., dim].
+  Value operator()(Value ids) const;
+};
+
+// torch.nn.LayerNorm over the last axis: weight ones, bias zeros, neither decayed.
+struct LayerNorm {
+  Value weight;
+  Value bias;
+  double eps = 1e-12;
+
+  static LayerNorm create(ParameterSet& params, const std::string& prefix, int64_t dim, double eps);
+  Value operator()(Value x) const;
+};
+
+}  // namespace kiln
