@@ -1,0 +1,143 @@
+// The TrainingArguments field table, in the order and wording of HF's --help where it has one.
+#include "kiln/train/training_arguments_fields.h"
+
+#include <algorithm>
+#include <array>
+
+namespace kiln {
+namespace {
+
+using A = TrainingArguments;
+constexpr std::string_view kModel = "Model and data";
+constexpr std::string_view kTrain = "Training";
+constexpr std::string_view kLog = "Logging, evaluation and checkpoints";
+constexpr std::string_view kRun = "Randomness and hardware";
+
+const std::array kFields = {
+    ArgumentField{"task", &A::task, kModel, "The task to train: classification."},
+    ArgumentField{"model_name_or_path", &A::model_name_or_path, kModel,
+                  "A folder with config.json, model.safetensors and tokenizer files."},
+    ArgumentField{"config_name", &A::config_name, kModel,
+                  "A named configuration (tiny, ...) or a config.json path, to start from new "
+                  "weights; also overrides the config of --model_name_or_path."},
+    ArgumentField{"tokenizer_name", &A::tokenizer_name, kModel,
+                  "A tokenizer folder or a vocab.txt, if not the model's."},
+    ArgumentField{"train_file", &A::train_file, kModel, "Training data: a CSV, TSV or JSONL file."},
+    ArgumentField{"validation_file", &A::validation_file, kModel,
+                  "Evaluation data: a CSV, TSV or JSONL file."},
+    ArgumentField{"test_file", &A::test_file, kModel,
+                  "Prediction data: a CSV, TSV or JSONL file (labels optional)."},
+    ArgumentField{"text_column_name", &A::text_column_name, kModel,
+                  "The text column (default: text, or the first of two columns)."},
+    ArgumentField{"text_pair_column_name", &A::text_pair_column_name, kModel,
+                  "The second text column of sentence-pair tasks."},
+    ArgumentField{"label_column_name", &A::label_column_name, kModel,
+                  "The label column (default: label, or the second of two columns)."},
+    ArgumentField{"max_seq_length", &A::max_seq_length, kModel,
+                  "The maximum total input length after tokenization; longer inputs are "
+                  "truncated."},
+    ArgumentField{"pad_to_max_length", &A::pad_to_max_length, kModel,
+                  "Pad every batch to max_seq_length instead of a few bucket lengths."},
+    ArgumentField{"validation_split_percentage", &A::validation_split_percentage, kModel,
+                  "The percentage of the train file used for evaluation when there is no "
+                  "validation file."},
+
+    ArgumentField{"output_dir", &A::output_dir, kTrain,
+                  "The output directory where the model predictions and checkpoints will be "
+                  "written."},
+    ArgumentField{"overwrite_output_dir", &A::overwrite_output_dir, kTrain,
+                  "Overwrite the content of the output directory."},
+    ArgumentField{"do_train", &A::do_train, kTrain, "Whether to run training."},
+    ArgumentField{"do_eval", &A::do_eval, kTrain, "Whether to run eval on the dev set."},
+    ArgumentField{"do_predict", &A::do_predict, kTrain,
+                  "Whether to run predictions on the test set."},
+    ArgumentField{"resume_from_checkpoint", &A::resume_from_checkpoint, kTrain,
+                  "A checkpoint folder to continue from, or true for the latest checkpoint in "
+                  "output_dir."},
+    ArgumentField{"per_device_train_batch_size", &A::per_device_train_batch_size, kTrain,
+                  "Batch size per device for training."},
+    ArgumentField{"per_device_eval_batch_size", &A::per_device_eval_batch_size, kTrain,
+                  "Batch size per device for evaluation."},
+    ArgumentField{"gradient_accumulation_steps", &A::gradient_accumulation_steps, kTrain,
+                  "Number of updates steps to accumulate before performing a backward/update "
+                  "pass."},
+    ArgumentField{"learning_rate", &A::learning_rate, kTrain,
+                  "The initial learning rate for AdamW."},
+    ArgumentField{"weight_decay", &A::weight_decay, kTrain,
+                  "Weight decay for AdamW (not applied to biases and LayerNorm weights)."},
+    ArgumentField{"adam_beta1", &A::adam_beta1, kTrain, "Beta1 for AdamW optimizer."},
+    ArgumentField{"adam_beta2", &A::adam_beta2, kTrain, "Beta2 for AdamW optimizer."},
+    ArgumentField{"adam_epsilon", &A::adam_epsilon, kTrain, "Epsilon for AdamW optimizer."},
+    ArgumentField{"max_grad_norm", &A::max_grad_norm, kTrain,
+                  "Max gradient norm (0 turns clipping off)."},
+    ArgumentField{"num_train_epochs", &A::num_train_epochs, kTrain,
+                  "Total number of training epochs to perform."},
+    ArgumentField{"max_steps", &A::max_steps, kTrain,
+                  "If > 0: set total number of training steps to perform. Override "
+                  "num_train_epochs."},
+    ArgumentField{"lr_scheduler_type", &A::lr_scheduler_type, kTrain,
+                  "The scheduler type to use."},
+    ArgumentField{"warmup_ratio", &A::warmup_ratio, kTrain,
+                  "Linear warmup over warmup_ratio fraction of total steps."},
+    ArgumentField{"warmup_steps", &A::warmup_steps, kTrain,
+                  "Linear warmup over warmup_steps (a ratio of the total steps when below 1); "
+                  "overrides warmup_ratio."},
+
+    ArgumentField{"logging_dir", &A::logging_dir, kLog,
+                  "TensorBoard log dir (default: output_dir/runs/<date>_<host>)."},
+    ArgumentField{"logging_strategy", &A::logging_strategy, kLog,
+                  "The logging strategy to use."},
+    ArgumentField{"logging_steps", &A::logging_steps, kLog,
+                  "Log every X updates steps (a ratio of the total steps when below 1)."},
+    ArgumentField{"logging_first_step", &A::logging_first_step, kLog,
+                  "Log the first global_step."},
+    ArgumentField{"eval_strategy", &A::eval_strategy, kLog, "The evaluation strategy to use."},
+    ArgumentField{"eval_steps", &A::eval_steps, kLog,
+                  "Run an evaluation every X steps (a ratio of the total steps when below 1; "
+                  "default: logging_steps)."},
+    ArgumentField{"save_strategy", &A::save_strategy, kLog,
+                  "The checkpoint save strategy to use."},
+    ArgumentField{"save_steps", &A::save_steps, kLog,
+                  "Save checkpoint every X updates steps (a ratio of the total steps when below "
+                  "1)."},
+    ArgumentField{"save_total_limit", &A::save_total_limit, kLog,
+                  "Keep at most this many checkpoints in output_dir (the best one is kept)."},
+    ArgumentField{"load_best_model_at_end", &A::load_best_model_at_end, kLog,
+                  "Whether or not to load the best model found during training at the end of "
+                  "training."},
+    ArgumentField{"metric_for_best_model", &A::metric_for_best_model, kLog,
+                  "The metric to use to compare two different models (default: loss with "
+                  "load_best_model_at_end)."},
+    ArgumentField{"greater_is_better", &A::greater_is_better, kLog,
+                  "Whether the metric_for_best_model should be maximized or not (default: false "
+                  "for a loss)."},
+    ArgumentField{"early_stopping_patience", &A::early_stopping_patience, kLog,
+                  "Stop after this many evaluations without improvement (needs "
+                  "load_best_model_at_end)."},
+    ArgumentField{"early_stopping_threshold", &A::early_stopping_threshold, kLog,
+                  "How much the metric must improve to count as an improvement."},
+    ArgumentField{"report_to", &A::report_to, kLog,
+                  "The list of integrations to report the results and logs to: none, jsonl, "
+                  "tensorboard or all."},
+    ArgumentField{"disable_tqdm", &A::disable_tqdm, kLog, "Whether or not to disable the progress bar."},
+
+    ArgumentField{"seed", &A::seed, kRun, "Random seed that will be set at the beginning of training."},
+    ArgumentField{"data_seed", &A::data_seed, kRun,
+                  "Random seed to be used with data samplers (default: seed)."},
+    ArgumentField{"bf16", &A::bf16, kRun, "Whether to use bf16 (mixed) precision."},
+    ArgumentField{"device", &A::device, kRun, "The device to run on: auto picks the best present."},
+    ArgumentField{"dataloader_drop_last", &A::dataloader_drop_last, kRun,
+                  "Drop the last incomplete batch if it is not divisible by the batch size."},
+};
+
+}  // namespace
+
+std::span<const ArgumentField> training_argument_fields() { return kFields; }
+
+const ArgumentField* find_training_argument_field(std::string_view name) {
+  auto found = std::find_if(kFields.begin(), kFields.end(),
+                            [&](const ArgumentField& field) { return field.name == name; });
+  return found == kFields.end() ? nullptr : &*found;
+}
+
+}  // namespace kiln

@@ -1,0 +1,57 @@
+// The table of TrainingArguments fields (HF name, member, help) and the conversions that the
+// command line, the JSON file reader and training_args.json share.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/train/training_arguments.h"
+
+namespace kiln {
+
+using ArgumentMember =
+    std::variant<bool TrainingArguments::*, std::optional<bool> TrainingArguments::*,
+                 int64_t TrainingArguments::*, std::optional<int64_t> TrainingArguments::*,
+                 double TrainingArguments::*, std::optional<double> TrainingArguments::*,
+                 std::string TrainingArguments::*, std::optional<std::string> TrainingArguments::*,
+                 std::vector<std::string> TrainingArguments::*,
+                 IntervalStrategy TrainingArguments::*, LrSchedulerType TrainingArguments::*>;
+
+struct ArgumentField {
+  std::string_view name;  // as in HF, without the leading "--"
+  ArgumentMember member;
+  std::string_view group;  // the --help section
+  std::string_view help;
+};
+
+// Every field, in --help order.
+std::span<const ArgumentField> training_argument_fields();
+// nullptr when no field has that name.
+const ArgumentField* find_training_argument_field(std::string_view name);
+
+// Kinds of fields that the command line treats specially.
+bool argument_is_bool(const ArgumentField& field);  // a flag with an optional true/false value
+bool argument_is_list(const ArgumentField& field);
+// What --help shows for the value: BOOL, INT, FLOAT, TEXT, or the choices {a,b,c}.
+std::string argument_type_name(const ArgumentField& field);
+
+// Sets the field from command-line words: one word, none for a bare bool flag, several for a
+// list. Errors read "[--name] ...".
+void argument_set_text(TrainingArguments& args, const ArgumentField& field,
+                       std::span<const std::string> words);
+// Sets the field from a JSON value; errors read "[where] key 'name': ...".
+void argument_set_json(TrainingArguments& args, const ArgumentField& field,
+                       const nlohmann::json& value, std::string_view where);
+nlohmann::json argument_json(const TrainingArguments& args, const ArgumentField& field);
+// The value as Python prints it (True, None, 5e-05, 3.0), for --help.
+std::string argument_text(const TrainingArguments& args, const ArgumentField& field);
+
+// HF's string_to_bool: yes/true/t/y/1 and no/false/f/n/0, any case; nullopt otherwise.
+std::optional<bool> parse_bool_word(std::string_view word);
+
+}  // namespace kiln
