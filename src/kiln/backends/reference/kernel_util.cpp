@@ -1,10 +1,10 @@
 // Shared helpers of the reference kernels.
 #include "kiln/backends/reference/kernel_util.h"
 
-#include <cstring>
 #include <sstream>
 
 #include "kiln/ir/error.h"
+#include "kiln/ir/philox.h"
 
 namespace kiln::reference {
 
@@ -40,33 +40,6 @@ int64_t load_int(const Tensor& tensor, int64_t i) {
   }
 }
 
-void store_int(Tensor& tensor, int64_t i, int64_t value) {
-  switch (tensor.dtype()) {
-    // Conversion to a narrower integer keeps the low bits (defined since C++20).
-    case DType::i32:
-      tensor.data_as<int32_t>()[i] = static_cast<int32_t>(value);
-      return;
-    case DType::i64:
-      tensor.data_as<int64_t>()[i] = value;
-      return;
-    case DType::u32:
-      tensor.data_as<uint32_t>()[i] = static_cast<uint32_t>(value);
-      return;
-    case DType::boolean:
-      tensor.data_as<uint8_t>()[i] = value != 0 ? 1 : 0;
-      return;
-    default:
-      tensor.set(i, static_cast<double>(value));
-      return;
-  }
-}
-
-void copy_element(Tensor& dst, int64_t dst_i, const Tensor& src, int64_t src_i) {
-  size_t size = dtype_size(src.dtype());
-  std::memcpy(dst.data() + static_cast<size_t>(dst_i) * size,
-              src.data() + static_cast<size_t>(src_i) * size, size);
-}
-
 void fail_dtype(const Node& node, DType dtype) {
   fail(op_name(node.op), "the reference kernel does not accept ", dtype_name(dtype));
 }
@@ -75,6 +48,21 @@ int64_t dims_product(const Shape& shape, size_t begin, size_t end) {
   int64_t product = 1;
   for (size_t d = begin; d < end; ++d) product *= shape[d];
   return product;
+}
+
+void fill_random_bits(int64_t seed, int64_t offset, uint32_t stream, uint32_t* bits,
+                      int64_t count) {
+  auto useed = static_cast<uint64_t>(seed);
+  auto uoffset = static_cast<uint64_t>(offset);
+  PhiloxKey key = {static_cast<uint32_t>(useed), static_cast<uint32_t>(useed >> 32)};
+  for (int64_t block = 0; block * 4 < count; ++block) {
+    PhiloxCounter counter = {static_cast<uint32_t>(block), stream, static_cast<uint32_t>(uoffset),
+                             static_cast<uint32_t>(uoffset >> 32)};
+    PhiloxCounter words = philox4x32_10(counter, key);
+    for (int64_t w = 0; w < 4 && block * 4 + w < count; ++w) {
+      bits[block * 4 + w] = words[static_cast<size_t>(w)];
+    }
+  }
 }
 
 }  // namespace kiln::reference

@@ -4,6 +4,7 @@
 
 #include "kiln/backends/reference/kernel_util.h"
 #include "kiln/backends/reference/kernels.h"
+#include "kiln/backends/reference/typed.h"
 
 namespace kiln::reference {
 namespace {
@@ -43,27 +44,34 @@ int64_t float_to_int(double value, DType dtype) {
 
 }  // namespace
 
+// Floats compare as doubles (exact), integers and bools as int64.
 Tensor kernel_compare(const Node& node, Operands operands) {
   const Tensor& a = operands[0];
   const Tensor& b = operands[1];
   CompareDir dir = node.attr<CompareAttrs>().dir;
-  Tensor out(node.dtype, node.shape);
-  bool floating = is_floating(a.dtype());
-  for (int64_t i = 0; i < out.numel(); ++i) {
-    bool result = floating ? compare_as(dir, a.get(i), b.get(i))
-                           : compare_as(dir, load_int(a, i), load_int(b, i));
-    store_int(out, i, result ? 1 : 0);
-  }
+  Tensor out(DType::boolean, node.shape);
+  uint8_t* o = out.data_as<uint8_t>();
+  visit_any(node, a.dtype(), [&]<typename T>() {
+    const T* x = a.data_as<T>();
+    const T* y = b.data_as<T>();
+    for (int64_t i = 0, n = out.numel(); i < n; ++i) {
+      o[i] = compare_as(dir, widen(x[i]), widen(y[i]));
+    }
+  });
   return out;
 }
 
 Tensor kernel_select(const Node& node, Operands operands) {
   const Tensor& pred = operands[0];
   if (pred.dtype() != DType::boolean) fail_dtype(node, pred.dtype());
-  Tensor out(node.dtype, node.shape);
-  for (int64_t i = 0; i < out.numel(); ++i) {
-    copy_element(out, i, operands[load_int(pred, i) != 0 ? 1 : 2], i);
-  }
+  Tensor out(operands[1].dtype(), node.shape);
+  const uint8_t* p = pred.data_as<uint8_t>();
+  visit_bytes(out.dtype(), [&]<typename T>() {
+    const T* on_true = operands[1].data_as<T>();
+    const T* on_false = operands[2].data_as<T>();
+    T* o = out.data_as<T>();
+    for (int64_t i = 0, n = out.numel(); i < n; ++i) o[i] = p[i] != 0 ? on_true[i] : on_false[i];
+  });
   return out;
 }
 
@@ -73,19 +81,24 @@ Tensor kernel_cast(const Node& node, Operands operands) {
   const Tensor& x = operands[0];
   DType to = node.dtype;
   Tensor out(to, node.shape);
-  bool from_floating = is_floating(x.dtype());
-  for (int64_t i = 0; i < out.numel(); ++i) {
-    if (from_floating) {
-      double value = x.get(i);
-      if (is_integer(to)) {
-        store_int(out, i, float_to_int(value, to));
-      } else {
-        out.set(i, value);  // bool: nonzero
+  visit_any(node, x.dtype(), [&]<typename From>() {
+    visit_any(node, to, [&]<typename To>() {
+      const From* in = x.data_as<From>();
+      To* o = out.data_as<To>();
+      for (int64_t i = 0, n = out.numel(); i < n; ++i) {
+        if constexpr (!FloatStorage<From>) {
+          // Integers wrap; into f32 an i64 beyond 2^53 rounds twice (through double).
+          o[i] = narrow<To>(widen(in[i]));
+        } else if constexpr (std::same_as<To, uint8_t>) {
+          o[i] = widen(in[i]) != 0.0 ? 1 : 0;
+        } else if constexpr (IntStorage<To>) {
+          o[i] = narrow<To>(float_to_int(widen(in[i]), to));
+        } else {
+          o[i] = narrow<To>(widen(in[i]));
+        }
       }
-    } else {
-      store_int(out, i, load_int(x, i));  // integers wrap; floats: an i64 beyond 2^53 rounds twice
-    }
-  }
+    });
+  });
   return out;
 }
 

@@ -5,25 +5,33 @@
 
 #include "kiln/backends/reference/kernel_util.h"
 #include "kiln/backends/reference/kernels.h"
+#include "kiln/backends/reference/typed.h"
 #include "kiln/ir/error.h"
 
 namespace kiln::reference {
 namespace {
 
+// out[i] = float_op(x[i]) in double, rounded once to x's dtype.
 template <typename FloatOp>
 Tensor unary_floating(const Node& node, const Tensor& x, FloatOp float_op) {
-  if (!is_floating(x.dtype())) fail_dtype(node, x.dtype());
-  Tensor out(node.dtype, node.shape);
-  for (int64_t i = 0; i < out.numel(); ++i) out.set(i, float_op(x.get(i)));
+  Tensor out(x.dtype(), node.shape);
+  visit_floating(node, x.dtype(), [&]<typename T>() {
+    const T* in = x.data_as<T>();
+    T* o = out.data_as<T>();
+    for (int64_t i = 0, n = out.numel(); i < n; ++i) o[i] = narrow<T>(float_op(widen(in[i])));
+  });
   return out;
 }
 
 template <typename FloatOp, typename IntOp>
 Tensor unary_numeric(const Node& node, const Tensor& x, FloatOp float_op, IntOp int_op) {
   if (is_floating(x.dtype())) return unary_floating(node, x, float_op);
-  if (!is_integer(x.dtype())) fail_dtype(node, x.dtype());
-  Tensor out(node.dtype, node.shape);
-  for (int64_t i = 0; i < out.numel(); ++i) store_int(out, i, int_op(load_int(x, i)));
+  Tensor out(x.dtype(), node.shape);
+  visit_integer(node, x.dtype(), [&]<typename T>() {
+    const T* in = x.data_as<T>();
+    T* o = out.data_as<T>();
+    for (int64_t i = 0, n = out.numel(); i < n; ++i) o[i] = narrow<T>(int_op(widen(in[i])));
+  });
   return out;
 }
 
@@ -31,15 +39,17 @@ template <typename FloatOp, typename IntOp>
 Tensor binary_numeric(const Node& node, Operands operands, FloatOp float_op, IntOp int_op) {
   const Tensor& a = operands[0];
   const Tensor& b = operands[1];
-  Tensor out(node.dtype, node.shape);
+  Tensor out(a.dtype(), node.shape);
+  auto loop = [&]<typename T>(auto op) {
+    const T* x = a.data_as<T>();
+    const T* y = b.data_as<T>();
+    T* o = out.data_as<T>();
+    for (int64_t i = 0, n = out.numel(); i < n; ++i) o[i] = narrow<T>(op(widen(x[i]), widen(y[i])));
+  };
   if (is_floating(a.dtype())) {
-    for (int64_t i = 0; i < out.numel(); ++i) out.set(i, float_op(a.get(i), b.get(i)));
-  } else if (is_integer(a.dtype())) {
-    for (int64_t i = 0; i < out.numel(); ++i) {
-      store_int(out, i, int_op(load_int(a, i), load_int(b, i)));
-    }
+    visit_floating(node, a.dtype(), [&]<typename T>() { loop.template operator()<T>(float_op); });
   } else {
-    fail_dtype(node, a.dtype());
+    visit_integer(node, a.dtype(), [&]<typename T>() { loop.template operator()<T>(int_op); });
   }
   return out;
 }
@@ -49,11 +59,12 @@ Tensor logical(const Node& node, Operands operands, BoolOp bool_op) {
   for (const Tensor& operand : operands) {
     if (operand.dtype() != DType::boolean) fail_dtype(node, operand.dtype());
   }
-  Tensor out(node.dtype, node.shape);
-  for (int64_t i = 0; i < out.numel(); ++i) {
-    bool a = load_int(operands[0], i) != 0;
-    bool b = operands.size() > 1 && load_int(operands[1], i) != 0;
-    store_int(out, i, bool_op(a, b) ? 1 : 0);
+  Tensor out(DType::boolean, node.shape);
+  const uint8_t* a = operands[0].data_as<uint8_t>();
+  const uint8_t* b = operands.size() > 1 ? operands[1].data_as<uint8_t>() : nullptr;
+  uint8_t* o = out.data_as<uint8_t>();
+  for (int64_t i = 0, n = out.numel(); i < n; ++i) {
+    o[i] = bool_op(a[i] != 0, b != nullptr && b[i] != 0) ? 1 : 0;
   }
   return out;
 }

@@ -4,6 +4,7 @@
 
 #include "kiln/backends/reference/kernel_util.h"
 #include "kiln/backends/reference/kernels.h"
+#include "kiln/backends/reference/typed.h"
 #include "kiln/ir/error.h"
 
 namespace kiln::reference {
@@ -25,7 +26,7 @@ std::vector<int64_t> checked_indices(const Node& node, const Tensor& indices, in
     fail_dtype(node, indices.dtype());
   }
   std::vector<int64_t> values(static_cast<size_t>(indices.numel()));
-  for (int64_t j = 0; j < indices.numel(); ++j) {
+  for (int64_t j = 0, n = indices.numel(); j < n; ++j) {
     int64_t index = load_int(indices, j);
     check(index >= 0 && index < size, op_name(node.op), "index ", index, " at position ",
           index_str(j, indices.shape()), " of the indices is outside [0, ", size, ")");
@@ -41,8 +42,8 @@ Tensor kernel_gather(const Node& node, Operands operands) {
   AxisView view = axis_view(operand.shape(), node.attr<GatherAttrs>().axis);
   std::vector<int64_t> indices = checked_indices(node, operands[1], view.size);
   auto count = static_cast<int64_t>(indices.size());
-  size_t block = static_cast<size_t>(view.inner) * dtype_size(node.dtype);
-  Tensor out(node.dtype, node.shape);
+  size_t block = static_cast<size_t>(view.inner) * dtype_size(operand.dtype());
+  Tensor out(operand.dtype(), node.shape);
   for (int64_t o = 0; block > 0 && o < view.outer; ++o) {
     for (int64_t j = 0; j < count; ++j) {
       int64_t source = o * view.size + indices[static_cast<size_t>(j)];
@@ -53,38 +54,53 @@ Tensor kernel_gather(const Node& node, Operands operands) {
   return out;
 }
 
-// Duplicate indices accumulate; floating sums are kept in double and rounded once at the end.
+// Duplicate indices accumulate, in order; floating sums are kept in double and rounded once at the
+// end, integers wrap. Only the operand rows that receive updates get an accumulator row (an
+// embedding gradient touches a few rows of a large table); the others are copied through the
+// compute type unchanged.
 Tensor kernel_scatter_add(const Node& node, Operands operands) {
   const Tensor& operand = operands[0];
   const Tensor& updates = operands[2];
   AxisView view = axis_view(operand.shape(), node.attr<GatherAttrs>().axis);
   std::vector<int64_t> indices = checked_indices(node, operands[1], view.size);
   auto count = static_cast<int64_t>(indices.size());
-  // Element u of updates lands on element target(u) of the operand.
-  auto target = [&](int64_t u) {
-    int64_t o = u / (count * view.inner);
-    int64_t j = (u / view.inner) % count;
-    return (o * view.size + indices[static_cast<size_t>(j)]) * view.inner + u % view.inner;
+  auto inner = static_cast<size_t>(view.inner);
+  Tensor out(operand.dtype(), node.shape);
+  auto accumulate = [&]<typename T, typename C>(auto add) {  // C: the compute type
+    const T* in = operand.data_as<T>();
+    const T* update = updates.data_as<T>();
+    T* o = out.data_as<T>();
+    for (int64_t i = 0, n = out.numel(); i < n; ++i) o[i] = narrow<T>(widen(in[i]));
+    // Operand row (outer * size + index) -> its accumulator row in acc, or -1 if not updated.
+    std::vector<int64_t> acc_row(static_cast<size_t>(view.outer * view.size), -1);
+    std::vector<C> acc;
+    int64_t acc_rows = 0;
+    for (int64_t outer = 0; outer < view.outer; ++outer) {
+      for (int64_t j = 0; j < count; ++j) {
+        auto row = static_cast<size_t>(outer * view.size + indices[static_cast<size_t>(j)]);
+        if (acc_row[row] < 0) {
+          acc_row[row] = acc_rows++;
+          for (size_t e = 0; e < inner; ++e) acc.push_back(widen(in[row * inner + e]));
+        }
+        C* slot = acc.data() + static_cast<size_t>(acc_row[row]) * inner;
+        const T* values = update + static_cast<size_t>(outer * count + j) * inner;
+        for (size_t e = 0; e < inner; ++e) slot[e] = add(slot[e], widen(values[e]));
+      }
+    }
+    for (size_t row = 0; row < acc_row.size(); ++row) {
+      if (acc_row[row] < 0) continue;
+      const C* sums = acc.data() + static_cast<size_t>(acc_row[row]) * inner;
+      for (size_t e = 0; e < inner; ++e) o[row * inner + e] = narrow<T>(sums[e]);
+    }
   };
-  Tensor out(node.dtype, node.shape);
   if (is_floating(operand.dtype())) {
-    std::vector<double> acc = operand.to_doubles();
-    for (int64_t u = 0; u < updates.numel(); ++u) {
-      acc[static_cast<size_t>(target(u))] += updates.get(u);
-    }
-    for (int64_t i = 0; i < out.numel(); ++i) out.set(i, acc[static_cast<size_t>(i)]);
-  } else if (is_integer(operand.dtype())) {
-    std::vector<int64_t> acc(static_cast<size_t>(operand.numel()));
-    for (int64_t i = 0; i < operand.numel(); ++i) {
-      acc[static_cast<size_t>(i)] = load_int(operand, i);
-    }
-    for (int64_t u = 0; u < updates.numel(); ++u) {
-      int64_t& slot = acc[static_cast<size_t>(target(u))];
-      slot = wrap_add(slot, load_int(updates, u));
-    }
-    for (int64_t i = 0; i < out.numel(); ++i) store_int(out, i, acc[static_cast<size_t>(i)]);
+    visit_floating(node, operand.dtype(), [&]<typename T>() {
+      accumulate.template operator()<T, double>([](double a, double b) { return a + b; });
+    });
   } else {
-    fail_dtype(node, operand.dtype());
+    visit_integer(node, operand.dtype(), [&]<typename T>() {
+      accumulate.template operator()<T, int64_t>(wrap_add);
+    });
   }
   return out;
 }

@@ -5,55 +5,58 @@
 
 #include "kiln/backends/reference/kernel_util.h"
 #include "kiln/backends/reference/kernels.h"
+#include "kiln/backends/reference/typed.h"
 
 namespace kiln::reference {
 namespace {
 
-// For each element of x (row-major), the flat index of the output element it reduces into.
-std::vector<int64_t> reduce_targets(const Tensor& x, const Axes& axes) {
-  std::vector<bool> reduced(x.shape().size(), false);
+// Strides that map an index of x to the flat index of the output element it reduces into: 0 along
+// the reduced dims, the output's row-major strides along the kept ones.
+std::vector<int64_t> target_strides(const Shape& shape, const Axes& axes) {
+  std::vector<bool> reduced(shape.size(), false);
   for (int64_t axis : axes) reduced[static_cast<size_t>(axis)] = true;
-  Shape kept;
-  for (size_t d = 0; d < reduced.size(); ++d) {
-    if (!reduced[d]) kept.push_back(x.shape()[d]);
+  std::vector<int64_t> strides(shape.size(), 0);
+  int64_t stride = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (reduced[d]) continue;
+    strides[d] = stride;
+    stride *= shape[d];
   }
-  std::vector<int64_t> kept_strides = shape_strides(kept);
-  std::vector<int64_t> targets(static_cast<size_t>(x.numel()));
-  std::vector<int64_t> index(x.shape().size(), 0);
-  for (int64_t i = 0; i < x.numel(); ++i, next_index(index, x.shape())) {
-    int64_t target = 0;
-    for (size_t d = 0, k = 0; d < index.size(); ++d) {
-      if (!reduced[d]) target += index[d] * kept_strides[k++];
-    }
-    targets[static_cast<size_t>(i)] = target;
+  return strides;
+}
+
+// Walks x in row-major order and folds each element into its output slot, so every slot sees
+// its elements in row-major order; accumulates in the compute type C (double or int64).
+template <typename C, typename Op>
+Tensor reduce_as(const Node& node, const Tensor& x, C init, Op op) {
+  Tensor out(x.dtype(), node.shape);
+  std::vector<C> acc(static_cast<size_t>(out.numel()), init);
+  auto fold = [&]<typename T>() {
+    const T* in = x.data_as<T>();
+    walk_rows(x.shape(), shape_strides(x.shape()),
+              target_strides(x.shape(), node.attr<ReduceAttrs>().axes),
+              [&](int64_t from, int64_t to, int64_t count, int64_t from_step, int64_t to_step) {
+                for (int64_t j = 0; j < count; ++j) {
+                  C& slot = acc[static_cast<size_t>(to + j * to_step)];
+                  slot = op(slot, widen(in[from + j * from_step]));
+                }
+              });
+    T* o = out.data_as<T>();
+    for (size_t i = 0; i < acc.size(); ++i) o[i] = narrow<T>(acc[i]);
+  };
+  if constexpr (std::same_as<C, double>) {
+    visit_floating(node, x.dtype(), fold);
+  } else {
+    visit_integer(node, x.dtype(), fold);
   }
-  return targets;
+  return out;
 }
 
 template <typename FloatOp, typename IntOp>
 Tensor reduce(const Node& node, const Tensor& x, double float_init, int64_t int_init,
               FloatOp float_op, IntOp int_op) {
-  std::vector<int64_t> targets = reduce_targets(x, node.attr<ReduceAttrs>().axes);
-  Tensor out(node.dtype, node.shape);
-  auto count = static_cast<size_t>(out.numel());
-  if (is_floating(x.dtype())) {
-    std::vector<double> acc(count, float_init);
-    for (int64_t i = 0; i < x.numel(); ++i) {
-      double& slot = acc[static_cast<size_t>(targets[static_cast<size_t>(i)])];
-      slot = float_op(slot, x.get(i));
-    }
-    for (size_t i = 0; i < count; ++i) out.set(static_cast<int64_t>(i), acc[i]);
-  } else if (is_integer(x.dtype())) {
-    std::vector<int64_t> acc(count, int_init);
-    for (int64_t i = 0; i < x.numel(); ++i) {
-      int64_t& slot = acc[static_cast<size_t>(targets[static_cast<size_t>(i)])];
-      slot = int_op(slot, load_int(x, i));
-    }
-    for (size_t i = 0; i < count; ++i) store_int(out, static_cast<int64_t>(i), acc[i]);
-  } else {
-    fail_dtype(node, x.dtype());
-  }
-  return out;
+  if (is_floating(x.dtype())) return reduce_as(node, x, float_init, float_op);
+  return reduce_as(node, x, int_init, int_op);
 }
 
 // The identity of max over an empty set: the smallest value of the dtype.

@@ -1,7 +1,7 @@
 // Reference kernels of the source ops: input, constant, iota, random_bits.
 #include "kiln/backends/reference/kernel_util.h"
 #include "kiln/backends/reference/kernels.h"
-#include "kiln/ir/philox.h"
+#include "kiln/backends/reference/typed.h"
 
 namespace kiln::reference {
 
@@ -16,18 +16,21 @@ Tensor kernel_iota(const Node& node, Operands) {
   auto dim = static_cast<size_t>(node.attr<IotaAttrs>().dim);
   Tensor out(node.dtype, node.shape);
   int64_t stride = dims_product(node.shape, dim + 1, node.shape.size());
-  for (int64_t i = 0; i < out.numel(); ++i) store_int(out, i, (i / stride) % node.shape[dim]);
+  visit_any(node, out.dtype(), [&]<typename T>() {
+    T* o = out.data_as<T>();
+    int64_t size = node.shape[dim];
+    for (int64_t i = 0, n = out.numel(); i < n; ++i) o[i] = narrow<T>((i / stride) % size);
+  });
   return out;
 }
 
 Tensor kernel_random_bits(const Node& node, Operands operands) {
   int64_t seed = load_int(operands[0], 0);
   int64_t offset = load_int(operands[1], 0);
-  uint32_t stream = node.attr<RandomBitsAttrs>().stream;
   if (node.dtype != DType::u32) fail_dtype(node, node.dtype);
-  Tensor out(node.dtype, node.shape);
-  auto* bits = out.data_as<uint32_t>();
-  for (int64_t i = 0; i < out.numel(); ++i) bits[i] = random_bits_at(seed, offset, stream, i);
+  Tensor out(DType::u32, node.shape);
+  fill_random_bits(seed, offset, node.attr<RandomBitsAttrs>().stream, out.data_as<uint32_t>(),
+                   out.numel());
   return out;
 }
 
