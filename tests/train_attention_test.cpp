@@ -58,14 +58,15 @@ TEST(TrainAttention, LossFallsToKnownValue) {
       {"ffn.bias", {kDim}, false},               {"classifier.weight", {kDim, 2}, true},
       {"classifier.bias", {2}, false}};
   std::vector<Value> params;
-  std::vector<Tensor> initial;
+  TensorMap initial;
   std::vector<bool> decay;
   for (size_t i = 0; i < specs.size(); ++i) {
     params.push_back(graph.input(specs[i].name, DType::f32, specs[i].shape, InputRole::weight));
     bool is_norm_weight = std::string(specs[i].name) == "norm.weight";
-    initial.push_back(is_norm_weight
-                          ? Tensor::from_doubles(DType::f32, {kDim}, std::vector<double>(kDim, 1.0))
-                          : init_normal(DType::f32, specs[i].shape, 0.1, 1, static_cast<uint32_t>(i)));
+    initial[specs[i].name] =
+        is_norm_weight
+            ? Tensor::from_doubles(DType::f32, {kDim}, std::vector<double>(kDim, 1.0))
+            : init_normal(DType::f32, specs[i].shape, 0.1, 1, static_cast<uint32_t>(i));
     decay.push_back(specs[i].decay);
   }
   auto [word, position, wq, wk, wv, norm_w, norm_b, ffn_w, ffn_b, cls_w, cls_b] =
@@ -82,14 +83,18 @@ TEST(TrainAttention, LossFallsToKnownValue) {
   Value loss = cross_entropy(logits, labels);
 
   auto backend = make_reference_backend();
-  TrainStep step(graph, loss, params, initial, decay, AdamWConfig{.weight_decay = 0.01}, *backend);
+  TrainStep step(graph, loss, params, decay, TrainStepConfig{.adamw = {.weight_decay = 0.01}},
+                 *backend);
+  TrainState state = TrainState::start(initial);
   Batch batch = make_batch();
   std::vector<double> losses;
   for (int64_t i = 0; i < 120; ++i) {
-    Tensor step_offset = Tensor::scalar(DType::i64, static_cast<double>(i));
-    losses.push_back(step.run({batch.tokens, batch.labels, batch.mask,
-                               Tensor::scalar(DType::i64, 1234), step_offset},
-                              0.01));
+    TensorMap feeds = {{"tokens", batch.tokens},
+                       {"labels", batch.labels},
+                       {"mask", batch.mask},
+                       {"seed", Tensor::scalar(DType::i64, 1234)},
+                       {"offset", Tensor::scalar(DType::i64, static_cast<double>(i))}};
+    losses.push_back(step.update(state, feeds, 0.01).loss);
   }
   std::cout.precision(12);
   for (size_t i = 0; i < losses.size(); i += 20) std::cout << "step " << i << " loss " << losses[i] << '\n';

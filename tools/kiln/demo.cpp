@@ -47,25 +47,26 @@ void run_demo(const DemoOptions& options) {
   Value loss = cross_entropy(logits, y);
 
   double bound1 = 1.0 / std::sqrt(2.0), bound2 = 1.0 / std::sqrt(double(options.hidden));
-  std::vector<Tensor> initial = {
-      init_uniform(DType::f32, {2, options.hidden}, bound1, options.seed, 1),
-      init_uniform(DType::f32, {options.hidden}, bound1, options.seed, 2),
-      init_uniform(DType::f32, {options.hidden, 2}, bound2, options.seed, 3),
-      init_uniform(DType::f32, {2}, bound2, options.seed, 4)};
+  TrainState state = TrainState::start(
+      {{"fc1.weight", init_uniform(DType::f32, {2, options.hidden}, bound1, options.seed, 1)},
+       {"fc1.bias", init_uniform(DType::f32, {options.hidden}, bound1, options.seed, 2)},
+       {"fc2.weight", init_uniform(DType::f32, {options.hidden, 2}, bound2, options.seed, 3)},
+       {"fc2.bias", init_uniform(DType::f32, {2}, bound2, options.seed, 4)}});
   auto backend = make_reference_backend();
-  TrainStep step(graph, loss, {w1, b1, w2, b2}, initial, {true, false, true, false},
-                 AdamWConfig{.weight_decay = 0.01}, *backend);
+  TrainStep step(graph, loss, {w1, b1, w2, b2}, {true, false, true, false},
+                 TrainStepConfig{.adamw = {.weight_decay = 0.01}}, *backend);
 
   Tensor features(DType::f32, {options.points, 2});
   Tensor labels(DType::i32, {options.points});
   make_spirals(options, features, labels);
+  const TensorMap feeds = {{"features", features}, {"labels", labels}};
 
   std::cout << "kiln demo: 2-layer MLP (2 -> " << options.hidden << " tanh -> 2) on "
             << options.points << " spiral points, AdamW lr " << options.learning_rate << ", "
             << backend->name() << " backend\n";
   double first_loss = 0.0, loss_value = 0.0;
   for (int64_t i = 0; i < options.steps; ++i) {
-    loss_value = step.run({features, labels}, options.learning_rate);
+    loss_value = step.update(state, feeds, options.learning_rate).loss;
     if (i == 0) first_loss = loss_value;
     if (i % 20 == 0 || i == options.steps - 1) {
       int bar = static_cast<int>(std::lround(50.0 * loss_value / first_loss));
@@ -80,7 +81,7 @@ void run_demo(const DemoOptions& options) {
                        slice(logits, {0, 0}, {options.points, 1}));
   Value correct = eq(cast(reshape(predicted, {options.points}), DType::i32), y);
   Value accuracy = mean(cast(correct, DType::f32));
-  double accuracy_value = step.evaluate({accuracy}, {features, labels})[0].get(0);
+  double accuracy_value = step.evaluate(state, {accuracy}, feeds)[0].get(0);
   std::cout << "final loss " << loss_value << " (from " << first_loss << "), training accuracy "
             << accuracy_value << '\n';
 }

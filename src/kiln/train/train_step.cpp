@@ -1,93 +1,166 @@
-// A compiled training step with carried parameters and optimizer state.
+// Compiled update and accumulation programs over one graph, reading and writing a TrainState.
 #include "kiln/train/train_step.h"
-
-#include <algorithm>
 
 #include "kiln/autodiff/grad.h"
 #include "kiln/ir/error.h"
+#include "kiln/ir/ops.h"
 
 namespace kiln {
+namespace {
+
+// Graph-input names of the optimizer's scalars and per-parameter state.
+constexpr const char* kLearningRate = "optimizer.learning_rate";
+constexpr const char* kStep = "optimizer.step";
+constexpr const char* kLossScale = "optimizer.loss_scale";
+const std::string kExpAvg = ".exp_avg", kExpAvgSq = ".exp_avg_sq", kGradSum = ".grad_sum";
+
+const Tensor& state_tensor(const TensorMap& map, const std::string& name, const char* what) {
+  auto found = map.find(name);
+  check(found != map.end(), "train_step", "the training state has no ", what, " for '", name, "'");
+  return found->second;
+}
+
+}  // namespace
+
+TrainState TrainState::start(TensorMap params) {
+  TrainState state;
+  for (const auto& [name, value] : params) {
+    state.optimizer.exp_avg.emplace(name, Tensor(value.dtype(), value.shape()));
+    state.optimizer.exp_avg_sq.emplace(name, Tensor(value.dtype(), value.shape()));
+  }
+  state.params = std::move(params);
+  return state;
+}
+
+std::vector<Tensor> arguments_by_name(const Graph& graph,
+                                      std::initializer_list<const TensorMap*> maps) {
+  std::vector<Tensor> out;
+  out.reserve(graph.inputs().size());
+  for (int32_t id : graph.inputs()) {
+    const std::string& name = graph.input_name(id);
+    const Tensor* value = nullptr;
+    for (const TensorMap* map : maps) {
+      if (auto found = map->find(name); found != map->end()) {
+        value = &found->second;
+        break;
+      }
+    }
+    check(value != nullptr, "train_step", "no value for graph input '", name, "'");
+    out.push_back(*value);
+  }
+  return out;
+}
 
 TrainStep::TrainStep(Graph& graph, Value loss, const std::vector<Value>& params,
-                     std::vector<Tensor> initial_values, const std::vector<bool>& decay,
-                     const AdamWConfig& config, Backend& backend)
-    : values_(std::move(initial_values)), graph_(graph), backend_(backend) {
-  check(!params.empty() && params.size() == values_.size() && params.size() == decay.size(),
-        "train_step", params.size(), " parameters, ", values_.size(), " initial values, ",
-        decay.size(), " decay flags");
+                     const std::vector<bool>& decay, const TrainStepConfig& config,
+                     Backend& backend)
+    : graph_(graph), backend_(backend), config_(config), loss_(loss) {
+  check(!params.empty() && params.size() == decay.size(), "train_step", params.size(),
+        " parameters, ", decay.size(), " decay flags");
+  check(loss.rank() == 0 && is_floating(loss.dtype()), "train_step",
+        "the loss must be a floating scalar");
   dtype_ = params[0].dtype();
-  std::vector<Value> grads = grad(loss, params);
-  Value lr = graph.input("learning_rate", dtype_, {}, InputRole::state);
-  Value step = graph.input("step", dtype_, {}, InputRole::state);
-  lr_id_ = lr.id();
-  step_id_ = step.id();
+  for (const Value& param : params) {
+    names_.push_back(graph.input_name(param.id()));
+    shapes_.push_back(param.shape());
+  }
+  Value lr = graph.input(kLearningRate, dtype_, {}, InputRole::state);
+  Value step = graph.input(kStep, dtype_, {}, InputRole::state);
+  // HF divides each micro-batch's loss by the number of micro-batches before backward.
+  Value scaled =
+      config.accumulate ? loss * graph.input(kLossScale, loss.dtype(), {}, InputRole::state) : loss;
+  std::vector<Value> grads = grad(scaled, params);
+  if (config.accumulate) {
+    for (size_t i = 0; i < params.size(); ++i) {
+      grads[i] = graph.input(names_[i] + kGradSum, dtype_, shapes_[i], InputRole::state) + grads[i];
+      new_sums_.push_back(grads[i]);
+    }
+  }
 
-  std::vector<Value> outputs = {loss};
-  std::vector<Value> new_m, new_v;
+  Value squares;
+  for (size_t i = 0; i < grads.size(); ++i) {
+    Value sum = reduce_sum(grads[i] * grads[i]);
+    squares = i == 0 ? sum : squares + sum;
+  }
+  grad_norm_ = sqrt(squares);
+  if (config.max_grad_norm > 0) {
+    Value coef = min(config.max_grad_norm / (grad_norm_ + 1e-6), scalar_like(grad_norm_, 1.0));
+    for (Value& g : grads) g = g * coef;
+  }
+
   for (size_t i = 0; i < params.size(); ++i) {
-    const std::string& name = graph.input_name(params[i].id());
-    Value m = graph.input(name + ".exp_avg", dtype_, params[i].shape(), InputRole::state);
-    Value v = graph.input(name + ".exp_avg_sq", dtype_, params[i].shape(), InputRole::state);
-    AdamWSlot updated = adamw_update({params[i], m, v}, grads[i], lr, step, config, decay[i]);
-    param_ids_.push_back(params[i].id());
-    m_ids_.push_back(m.id());
-    v_ids_.push_back(v.id());
-    m_.emplace_back(dtype_, params[i].shape());
-    v_.emplace_back(dtype_, params[i].shape());
-    outputs.push_back(updated.param);
-    new_m.push_back(updated.m);
-    new_v.push_back(updated.v);
+    Value m = graph.input(names_[i] + kExpAvg, dtype_, shapes_[i], InputRole::state);
+    Value v = graph.input(names_[i] + kExpAvgSq, dtype_, shapes_[i], InputRole::state);
+    AdamWSlot updated = adamw_update({params[i], m, v}, grads[i], lr, step, config.adamw, decay[i]);
+    new_params_.push_back(updated.param);
+    new_m_.push_back(updated.m);
+    new_v_.push_back(updated.v);
   }
-  outputs.insert(outputs.end(), new_m.begin(), new_m.end());
-  outputs.insert(outputs.end(), new_v.begin(), new_v.end());
-  program_ = backend.compile(graph, outputs);
 }
 
-std::vector<Tensor> TrainStep::assemble_arguments(const std::vector<Tensor>& feeds,
-                                                  double learning_rate) {
-  Tensor lr = Tensor::scalar(dtype_, learning_rate);
-  Tensor step = Tensor::scalar(dtype_, static_cast<double>(steps_done_ + 1));
-  auto carried = [&](int32_t id) -> const Tensor* {
-    if (id == lr_id_) return &lr;
-    if (id == step_id_) return &step;
-    for (size_t i = 0; i < param_ids_.size(); ++i) {
-      if (id == param_ids_[i]) return &values_[i];
-      if (id == m_ids_[i]) return &m_[i];
-      if (id == v_ids_[i]) return &v_[i];
-    }
-    return nullptr;
-  };
-  std::vector<Tensor> arguments;
-  size_t next_feed = 0;
-  for (int32_t id : graph_.inputs()) {
-    if (const Tensor* value = carried(id)) {
-      arguments.push_back(*value);
-    } else {
-      check(next_feed < feeds.size(), "train_step", "missing a feed for input '",
-            graph_.input_name(id), "'");
-      arguments.push_back(feeds[next_feed++]);
+std::vector<Tensor> TrainStep::arguments(const TrainState& state, const TensorMap& feeds,
+                                         double learning_rate, double loss_scale) const {
+  TensorMap named = {{kLearningRate, Tensor::scalar(dtype_, learning_rate)},
+                     {kStep, Tensor::scalar(dtype_, static_cast<double>(state.optimizer.step + 1))},
+                     {kLossScale, Tensor::scalar(loss_.dtype(), loss_scale)}};
+  for (size_t i = 0; i < names_.size(); ++i) {
+    const std::string& name = names_[i];
+    named.emplace(name, state_tensor(state.params, name, "parameter"));
+    named.emplace(name + kExpAvg, state_tensor(state.optimizer.exp_avg, name, "exp_avg"));
+    named.emplace(name + kExpAvgSq, state_tensor(state.optimizer.exp_avg_sq, name, "exp_avg_sq"));
+    if (config_.accumulate) {
+      auto sum = state.gradient_sums.find(name);
+      named.emplace(name + kGradSum,
+                    sum != state.gradient_sums.end() ? sum->second : Tensor(dtype_, shapes_[i]));
     }
   }
-  check(next_feed == feeds.size(), "train_step", feeds.size(), " feeds given, ", next_feed,
-        " used");
-  return arguments;
+  return arguments_by_name(graph_, {&named, &feeds});
 }
 
-std::vector<Tensor> TrainStep::evaluate(const std::vector<Value>& outputs,
-                                        const std::vector<Tensor>& feeds) {
-  return backend_.compile(graph_, outputs)->run(assemble_arguments(feeds, 0.0));
-}
-
-double TrainStep::run(const std::vector<Tensor>& feeds, double learning_rate) {
-  std::vector<Tensor> results = program_->run(assemble_arguments(feeds, learning_rate));
-  size_t count = values_.size();
-  for (size_t i = 0; i < count; ++i) {
-    values_[i] = results[1 + i];
-    m_[i] = results[1 + count + i];
-    v_[i] = results[1 + 2 * count + i];
+Executable& TrainStep::program(std::unique_ptr<Executable>& slot,
+                               const std::vector<Value>& outputs) {
+  if (!slot) {
+    slot = backend_.compile(graph_, outputs);
+    ++compiles_;
   }
-  ++steps_done_;
+  return *slot;
+}
+
+double TrainStep::accumulate(TrainState& state, const TensorMap& feeds, double loss_scale) {
+  check(config_.accumulate, "train_step", "accumulate() needs a step built with accumulate");
+  std::vector<Value> outputs = {loss_};
+  outputs.insert(outputs.end(), new_sums_.begin(), new_sums_.end());
+  std::vector<Tensor> results =
+      program(accumulate_program_, outputs).run(arguments(state, feeds, 0.0, loss_scale));
+  for (size_t i = 0; i < names_.size(); ++i) state.gradient_sums[names_[i]] = results[1 + i];
   return results[0].get(0);
+}
+
+StepResult TrainStep::update(TrainState& state, const TensorMap& feeds, double learning_rate,
+                             double loss_scale) {
+  check(config_.accumulate || loss_scale == 1.0, "train_step",
+        "a loss scale needs a step built with accumulate");
+  std::vector<Value> outputs = {loss_, grad_norm_};
+  for (const auto* part : {&new_params_, &new_m_, &new_v_}) {
+    outputs.insert(outputs.end(), part->begin(), part->end());
+  }
+  std::vector<Tensor> results =
+      program(update_program_, outputs).run(arguments(state, feeds, learning_rate, loss_scale));
+  size_t count = names_.size();
+  for (size_t i = 0; i < count; ++i) {
+    state.params[names_[i]] = results[2 + i];
+    state.optimizer.exp_avg[names_[i]] = results[2 + count + i];
+    state.optimizer.exp_avg_sq[names_[i]] = results[2 + 2 * count + i];
+  }
+  ++state.optimizer.step;
+  state.gradient_sums.clear();
+  return {results[0].get(0), results[1].get(0)};
+}
+
+std::vector<Tensor> TrainStep::evaluate(const TrainState& state, const std::vector<Value>& outputs,
+                                        const TensorMap& feeds) {
+  ++compiles_;
+  return backend_.compile(graph_, outputs)->run(arguments(state, feeds, 0.0, 1.0));
 }
 
 }  // namespace kiln

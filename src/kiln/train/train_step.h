@@ -1,47 +1,99 @@
-// A compiled training step over a graph: loss, gradients and AdamW updates in one program, with
-// parameters and optimizer state carried from one run to the next.
+// Compiled training steps: forward, backward, global-norm gradient clipping and AdamW in one
+// program, with gradient accumulation over micro-batches. Parameters and AdamW moments live in
+// one TrainState keyed by parameter name, shared by the programs of every batch shape.
 #pragma once
 
+#include <cstdint>
+#include <initializer_list>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kiln/backends/backend.h"
 #include "kiln/train/adamw.h"
+#include "kiln/train/checkpoint_state.h"
 
 namespace kiln {
 
+using TensorMap = std::map<std::string, Tensor>;
+
+// What every step program of a run reads and writes, by Hugging Face parameter name.
+struct TrainState {
+  TensorMap params;
+  AdamWState optimizer;  // moments and the number of updates done
+  // The scaled gradients summed over the micro-batches of the update in progress; empty
+  // between updates (then read as zeros).
+  TensorMap gradient_sums;
+
+  // The given parameters with zero moments and no update done.
+  static TrainState start(TensorMap params);
+};
+
+struct TrainStepConfig {
+  AdamWConfig adamw;
+  // Above 0: the gradients are scaled by min(max_grad_norm / (norm + 1e-6), 1) where norm is
+  // their global L2 norm, as torch.nn.utils.clip_grad_norm_. 0: no clipping.
+  double max_grad_norm = 0.0;
+  // Gradient accumulation (gradient_accumulation_steps > 1): adds a `loss_scale` input, the
+  // gradient-sum inputs and the accumulate() program. Without it a step is one plain program.
+  bool accumulate = false;
+};
+
+// What an update reports.
+struct StepResult {
+  double loss = 0.0;       // the micro-batch's loss, before scaling
+  double grad_norm = 0.0;  // the global gradient norm before clipping (what HF logs)
+};
+
+// Arguments in `graph`'s input order, each input looked up by name in `maps` in turn; an input
+// found in none is an Error naming it.
+std::vector<Tensor> arguments_by_name(const Graph& graph,
+                                      std::initializer_list<const TensorMap*> maps);
+
 class TrainStep {
  public:
-  // `params` are inputs of `graph` (role weight) with their initial values; `decay[i]` says
-  // whether params[i] gets weight decay. Adds the optimizer inputs and the backward graph to
-  // `graph`, then compiles with `backend`.
+  // `params` are inputs of `graph` (role weight) whose names key TrainState::params; `decay[i]`
+  // says whether params[i] gets weight decay. Adds the optimizer inputs, the backward graph,
+  // clipping and AdamW to `graph` (which must outlive this object). Programs compile on
+  // first use.
   TrainStep(Graph& graph, Value loss, const std::vector<Value>& params,
-            std::vector<Tensor> initial_values, const std::vector<bool>& decay,
-            const AdamWConfig& config, Backend& backend);
+            const std::vector<bool>& decay, const TrainStepConfig& config, Backend& backend);
 
-  // One step: `feeds` are the values of the graph's other inputs (data, seeds), in graph input
-  // order. Returns the loss before the update.
-  double run(const std::vector<Tensor>& feeds, double learning_rate);
+  // A micro-batch that is not the last of its update: adds the gradients of loss * loss_scale
+  // to state.gradient_sums. Needs config.accumulate. Returns the (unscaled) loss.
+  double accumulate(TrainState& state, const TensorMap& feeds, double loss_scale);
 
-  // Runs other outputs of the same graph (metrics, predictions) with the current parameters;
-  // compiles a program for them on each call.
-  std::vector<Tensor> evaluate(const std::vector<Value>& outputs, const std::vector<Tensor>& feeds);
+  // The last (or only) micro-batch of an update: the gradients of loss * loss_scale plus
+  // state.gradient_sums are clipped and applied by AdamW at `learning_rate`; the sums are
+  // cleared and state.optimizer.step advances. Without config.accumulate, loss_scale must be 1.
+  StepResult update(TrainState& state, const TensorMap& feeds, double learning_rate,
+                    double loss_scale = 1.0);
 
-  const std::vector<Tensor>& parameters() const { return values_; }
-  int64_t steps_done() const { return steps_done_; }
+  // Other outputs of the graph (metrics, predictions) at the state's parameters; compiles a
+  // program on each call.
+  std::vector<Tensor> evaluate(const TrainState& state, const std::vector<Value>& outputs,
+                               const TensorMap& feeds);
+
+  // Programs compiled so far (update, accumulate, evaluate).
+  int64_t compiles() const { return compiles_; }
 
  private:
-  // The full argument list: carried values where they belong, feeds for the other inputs.
-  std::vector<Tensor> assemble_arguments(const std::vector<Tensor>& feeds, double learning_rate);
+  // Every argument: state by name, the optimizer scalars, then `feeds`.
+  std::vector<Tensor> arguments(const TrainState& state, const TensorMap& feeds,
+                                double learning_rate, double loss_scale) const;
+  Executable& program(std::unique_ptr<Executable>& slot, const std::vector<Value>& outputs);
 
-  std::vector<Tensor> values_, m_, v_;
-  std::vector<int32_t> param_ids_, m_ids_, v_ids_;
-  int32_t lr_id_ = -1, step_id_ = -1;
-  DType dtype_ = DType::f32;
-  const Graph& graph_;
+  Graph& graph_;
   Backend& backend_;
-  std::unique_ptr<Executable> program_;
-  int64_t steps_done_ = 0;
+  TrainStepConfig config_;
+  DType dtype_ = DType::f32;
+  std::vector<std::string> names_;
+  std::vector<Shape> shapes_;
+  Value loss_, grad_norm_;
+  std::vector<Value> new_params_, new_m_, new_v_, new_sums_;
+  std::unique_ptr<Executable> update_program_, accumulate_program_;
+  int64_t compiles_ = 0;
 };
 
 }  // namespace kiln

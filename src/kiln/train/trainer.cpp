@@ -1,0 +1,262 @@
+// The Trainer's training loop: HF's step counts, a deterministic order per epoch, gradient
+// accumulation windows, dropout keyed by the micro-step, and the schedule's rate as an input.
+#include "kiln/train/trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+
+#include "kiln/io/dataset_order.h"
+#include "kiln/ir/error.h"
+#include "kiln/train/checkpoint.h"
+#include "kiln/train/log_jsonl.h"
+#include "kiln/train/log_metrics.h"
+#include "kiln/train/log_progress.h"
+#include "kiln/train/tensorboard_writer.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+
+TrainStepConfig step_config(const TrainingArguments& args) {
+  TrainStepConfig config;
+  config.adamw = {args.adam_beta1, args.adam_beta2, args.adam_epsilon, args.weight_decay};
+  config.max_grad_norm = args.max_grad_norm;
+  config.accumulate = args.gradient_accumulation_steps > 1;
+  return config;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+int64_t real_tokens(const Tensor& attention_mask) {
+  int64_t count = 0;
+  for (int64_t i = 0; i < attention_mask.numel(); ++i) count += attention_mask.get(i) != 0.0;
+  return count;
+}
+
+}  // namespace
+
+Trainer::Trainer(TrainingArguments args, BertConfig config, TensorMap weights, Tokenizer tokenizer,
+                 Backend& backend, std::ostream& log)
+    : args_(std::move(args)),
+      config_(std::move(config)),
+      tokenizer_(std::move(tokenizer)),
+      log_(log),
+      train_state_(TrainState::start(std::move(weights))),
+      programs_(config_, step_config(args_), backend,
+                [this](const std::string& line) { note(line); }) {
+  check(args_.max_seq_length <= config_.max_position_embeddings, "--max_seq_length",
+        args_.max_seq_length, " is longer than the model's max_position_embeddings ",
+        config_.max_position_embeddings);
+  config_.architectures = {"BertForSequenceClassification"};
+  // HF's floating_point_ops counts the parameters outside the embeddings.
+  for (const auto& [name, value] : train_state_.params) {
+    if (name.find("embeddings.") == std::string::npos) non_embedding_params_ += value.numel();
+  }
+  if (args_.early_stopping_patience) {
+    callbacks_.push_back(std::make_shared<EarlyStoppingCallback>(*args_.early_stopping_patience,
+                                                                 args_.early_stopping_threshold));
+  }
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::add_callback(std::shared_ptr<TrainerCallback> callback) {
+  callbacks_.push_back(std::move(callback));
+}
+
+CollateOptions Trainer::collate_options(int64_t batch_size) const {
+  CollateOptions options;
+  options.batch_size = static_cast<size_t>(batch_size);
+  options.max_seq_length = static_cast<size_t>(args_.max_seq_length);
+  options.pad_to_max_length = args_.pad_to_max_length;
+  options.pad_id = tokenizer_.pad_id();
+  options.pad_type_id = tokenizer_.config().pad_type_id;
+  return options;
+}
+
+TensorMap Trainer::batch_feeds(const Batch& batch) const {
+  TensorMap feeds = {{"input_ids", batch.input_ids},
+                     {"token_type_ids", batch.token_type_ids},
+                     {"attention_mask", batch.attention_mask}};
+  if (batch.labels) feeds.emplace("labels", *batch.labels);
+  return feeds;
+}
+
+TrainingPlan Trainer::start_run(const ClassificationDataset& train_data,
+                                const ClassificationDataset* eval_data,
+                                const std::optional<fs::path>& resume) {
+  check(train_data.label_kind != LabelKind::none, train_data.source,
+        "training data needs a label column");
+  check(train_data.num_labels() == config_.num_labels(), train_data.source, "the data has ",
+        train_data.num_labels(), " labels, the model ", config_.num_labels());
+  check(args_.eval_strategy == IntervalStrategy::no || eval_data != nullptr, "--eval_strategy",
+        "evaluating during training needs evaluation data (--validation_file, or "
+        "--validation_split_percentage above 0)");
+  eval_data_ = eval_data;
+  integer_labels_ = train_data.label_kind == LabelKind::classes;
+  // What transformers' forward records on its first batch with labels, and then saves.
+  if (!config_.problem_type) config_.problem_type = bert_problem_type(config_, integer_labels_);
+  const int64_t batch_size = args_.per_device_train_batch_size;
+  const auto examples = static_cast<int64_t>(train_data.size());
+  batches_per_epoch_ =
+      examples / batch_size + (!args_.dataloader_drop_last && examples % batch_size != 0);
+  TrainingPlan plan = training_plan(args_, batches_per_epoch_);
+  schedule_ = lr_schedule_for(args_, plan.max_steps);
+
+  state_ = TrainerState{};
+  state_.max_steps = plan.max_steps;
+  state_.num_train_epochs = plan.num_train_epochs;
+  state_.logging_steps = plan.logging_steps;
+  state_.eval_steps = plan.eval_steps;
+  state_.save_steps = plan.save_steps;
+  state_.train_batch_size = batch_size;
+  control_ = TrainerControl{};
+  position_ = RngState{args_.seed, args_.data_seed.value_or(args_.seed), 0, 0, 0};
+  if (resume) position_ = resume_from(*resume);
+  loss_since_log_ = total_loss_ = 0.0;
+  last_logged_step_ = state_.global_step;
+
+  std::error_code error;
+  fs::create_directories(args_.output_dir, error);
+  check(!error, args_.output_dir, "cannot create the output folder: ", error.message());
+  const auto& report_to = args_.report_to;
+  if (std::find(report_to.begin(), report_to.end(), "jsonl") != report_to.end()) {
+    jsonl_ = std::make_unique<JsonlLogWriter>(
+        (fs::path(args_.output_dir) / "trainer_log.jsonl").string(), resume.has_value());
+  }
+  int64_t parameters = 0;
+  for (const auto& [name, value] : train_state_.params) parameters += value.numel();
+  note("***** Running training *****");
+  note("  Num examples = " + std::to_string(examples) + ", num epochs = " +
+       std::to_string(plan.num_train_epochs) + ", batch size = " + std::to_string(batch_size) +
+       ", gradient accumulation steps = " + std::to_string(args_.gradient_accumulation_steps));
+  note("  Total optimization steps = " + std::to_string(plan.max_steps) +
+       ", number of trainable parameters = " + std::to_string(parameters));
+  if (!args_.disable_tqdm) {
+    progress_ =
+        std::make_unique<ProgressBar>(plan.max_steps, state_.global_step, plan.logging_steps, log_,
+                                      &log_ == &std::cerr && ProgressBar::stderr_is_tty());
+  }
+  return plan;
+}
+
+nlohmann::json Trainer::train(const ClassificationDataset& train_data,
+                              const ClassificationDataset* eval_data,
+                              const std::optional<fs::path>& resume) {
+  const auto start = std::chrono::steady_clock::now();
+  const TrainingPlan plan = start_run(train_data, eval_data, resume);
+  const int64_t first_step = state_.global_step;
+  std::vector<Encoding> encodings =
+      encode_dataset(tokenizer_, train_data, static_cast<size_t>(args_.max_seq_length));
+  for (int64_t epoch = position_.epoch;
+       epoch < plan.num_train_epochs && state_.global_step < plan.max_steps; ++epoch) {
+    run_epoch(train_data, encodings, epoch);
+    flow_on_epoch_end(args_, control_);
+    maybe_log_save_evaluate();
+    if (control_.should_training_stop) break;
+  }
+  if (progress_) progress_->finish();
+  progress_.reset();
+  note("Training completed.");
+  if (args_.load_best_model_at_end && state_.best_model_checkpoint) load_best_model();
+
+  // HF's train metrics; train_loss is the mean over this run's updates.
+  total_loss_ += loss_since_log_;
+  const int64_t steps_run = state_.global_step - first_step;
+  const auto examples = static_cast<double>(train_data.size());
+  const auto samples = static_cast<int64_t>(
+      args_.max_steps > 0 ? static_cast<double>(plan.max_steps * args_.per_device_train_batch_size *
+                                                args_.gradient_accumulation_steps)
+                          : examples * args_.num_train_epochs);
+  nlohmann::json metrics = speed_metrics("train", seconds_since(start), samples, state_.max_steps);
+  metrics["total_flos"] = state_.total_flos;
+  metrics["train_loss"] = steps_run > 0 ? total_loss_ / static_cast<double>(steps_run) : 0.0;
+  metrics["train_compiles"] = programs_.compiles();
+  log(metrics);
+  metrics["epoch"] = state_.epoch.value_or(0.0);
+  note("programs compiled: " + std::to_string(programs_.compiles()));
+
+  // HF: with save_total_limit 1, only the best checkpoint stays once training is over.
+  if (args_.save_total_limit == 1 && state_.best_model_checkpoint) {
+    for (const fs::path& checkpoint : list_checkpoints(args_.output_dir)) {
+      if (!fs::equivalent(checkpoint, *state_.best_model_checkpoint)) fs::remove_all(checkpoint);
+    }
+  }
+  return metrics;
+}
+
+void Trainer::run_epoch(const ClassificationDataset& data, const std::vector<Encoding>& encodings,
+                        int64_t epoch) {
+  const auto batch_size = static_cast<size_t>(args_.per_device_train_batch_size);
+  const CollateOptions collate = collate_options(args_.per_device_train_batch_size);
+  std::vector<size_t> order = sampler_order(data.size(), position_.data_seed, epoch);
+  std::vector<std::vector<size_t>> batches =
+      epoch_batches(order, batch_size, args_.dataloader_drop_last);
+  // Resuming inside this epoch: the batches before the saved position are done.
+  size_t next = 0;
+  int64_t step_in_epoch = 0;
+  if (epoch == position_.epoch) {
+    next = static_cast<size_t>(position_.sampler_position) / batch_size;
+    step_in_epoch = position_.step_in_epoch;
+  }
+  const auto accumulation = static_cast<size_t>(args_.gradient_accumulation_steps);
+  const Tensor dropout_seed = Tensor::scalar(DType::i64, static_cast<double>(position_.seed));
+  while (next < batches.size()) {
+    // One optimizer update over up to `accumulation` micro-batches (the last window of an
+    // epoch may be shorter; HF then divides by its real length).
+    const size_t window = std::min(accumulation, batches.size() - next);
+    const double scale = accumulation > 1 ? 1.0 / static_cast<double>(window) : 1.0;
+    const double learning_rate = schedule_->lr(state_.global_step);
+    double loss_sum = 0.0;
+    int64_t tokens = 0;
+    StepResult result;
+    for (size_t micro = 0; micro < window; ++micro, ++next) {
+      Batch batch = collate_batch(encodings, data, batches[next], collate);
+      TensorMap feeds = batch_feeds(batch);
+      feeds["dropout_seed"] = dropout_seed;
+      // The global micro-step: a resumed run redraws the same masks.
+      feeds["dropout_offset"] = Tensor::scalar(
+          DType::i64, static_cast<double>(epoch * batches_per_epoch_ + static_cast<int64_t>(next)));
+      TrainStep& step =
+          programs_.train_step(batch.input_ids.shape(), collate.index_dtype, integer_labels_);
+      if (micro + 1 < window) {
+        loss_sum += step.accumulate(train_state_, feeds, scale);
+      } else {
+        result = step.update(train_state_, feeds, learning_rate, scale);
+        loss_sum += result.loss;
+      }
+      tokens += real_tokens(batch.attention_mask);
+      state_.total_flos +=
+          6.0 * static_cast<double>(batch.input_ids.numel() * non_embedding_params_);
+    }
+    const double step_loss = loss_sum / static_cast<double>(window);
+    ++state_.global_step;
+    ++step_in_epoch;
+    state_.epoch = static_cast<double>(epoch) +
+                   static_cast<double>(next) / static_cast<double>(batches.size());
+    position_.epoch = epoch;
+    position_.step_in_epoch = step_in_epoch;
+    position_.sampler_position = static_cast<int64_t>(std::min(next * batch_size, data.size()));
+    if (next == batches.size()) position_ = {position_.seed, position_.data_seed, epoch + 1, 0, 0};
+    loss_since_log_ += step_loss;
+    last_grad_norm_ = result.grad_norm;
+
+    StepInfo info{step_loss, result.grad_norm, learning_rate};
+    for (const auto& callback : callbacks_) callback->on_step_end(args_, state_, control_, info);
+    flow_on_step_end(args_, state_, control_);
+    if (progress_) {
+      const auto since_log = static_cast<double>(state_.global_step - last_logged_step_);
+      progress_->update(state_.global_step, tokens, loss_since_log_ / since_log,
+                        schedule_->lr(state_.global_step));
+    }
+    maybe_log_save_evaluate();
+    if (control_.should_training_stop || control_.should_epoch_stop) break;
+  }
+  control_.should_epoch_stop = false;
+}
+
+}  // namespace kiln

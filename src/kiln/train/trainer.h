@@ -1,0 +1,131 @@
+// transformers.Trainer for BERT sequence classification: the training loop over compiled step
+// programs, evaluation, checkpoints and resuming, callbacks and early stopping, logging.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "kiln/io/collate.h"
+#include "kiln/io/dataset.h"
+#include "kiln/io/tokenizer.h"
+#include "kiln/train/checkpoint_state.h"
+#include "kiln/train/lr_schedule.h"
+#include "kiln/train/train_step.h"
+#include "kiln/train/trainer_callbacks.h"
+#include "kiln/train/trainer_programs.h"
+#include "kiln/train/trainer_state.h"
+
+namespace kiln {
+
+class JsonlLogWriter;
+class TensorBoardWriter;
+class ProgressBar;
+
+// What predict() returns: one row of logits per example (num_labels values each), the
+// predicted class (argmax) or regression value, and metrics when the data has labels.
+struct PredictionOutput {
+  int64_t num_labels = 0;
+  std::vector<double> logits;    // [examples, num_labels], row-major
+  std::vector<int64_t> classes;  // classification
+  std::vector<double> values;    // regression
+  nlohmann::json metrics = nlohmann::json::object();
+};
+
+class Trainer {
+ public:
+  // `weights` holds every parameter of config's BertForSequenceClassification by Hugging Face
+  // name; `tokenizer` is saved beside the model. Messages (checkpoints, compiles, logs, the
+  // progress bar unless args.disable_tqdm) go to `log`. `args` must have passed post-init.
+  Trainer(TrainingArguments args, BertConfig config, TensorMap weights, Tokenizer tokenizer,
+          Backend& backend, std::ostream& log);
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  // Runs after the built-in callbacks (EarlyStoppingCallback when early_stopping_patience is set).
+  void add_callback(std::shared_ptr<TrainerCallback> callback);
+
+  // Trains on `train_data`, evaluating on `eval_data` (may be null when eval_strategy is "no")
+  // and saving checkpoints as the arguments say; continues the run saved in `resume` (a
+  // checkpoint folder) when given. Returns HF's train metrics: train_runtime,
+  // train_samples_per_second, train_steps_per_second, total_flos, train_loss, epoch, and
+  // train_compiles (the programs compiled).
+  nlohmann::json train(const ClassificationDataset& train_data,
+                       const ClassificationDataset* eval_data,
+                       const std::optional<std::filesystem::path>& resume = std::nullopt);
+
+  // `prefix`_loss (mean over the examples), _accuracy and _f1 (classes) or _mse (regression),
+  // _runtime, _samples_per_second, _steps_per_second, and epoch when training has run; logged
+  // like HF's Trainer.evaluate.
+  nlohmann::json evaluate(const ClassificationDataset& data, const std::string& prefix = "eval");
+
+  // Logits and predictions for every example; metrics under "test_" when it has labels.
+  PredictionOutput predict(const ClassificationDataset& data);
+
+  // config.json, model.safetensors, the tokenizer files and training_args.json into `folder`
+  // (HF's Trainer.save_model).
+  void save_model(const std::string& folder) const;
+
+  const TrainerState& state() const { return state_; }
+  const TensorMap& weights() const { return train_state_.params; }
+  const BertConfig& config() const { return config_; }
+  int64_t compiles() const { return programs_.compiles(); }
+
+ private:
+  // trainer.cpp: the loop. start_run checks the data, plans the steps, sets up the state (or
+  // restores it from `resume`) and the reporters.
+  TrainingPlan start_run(const ClassificationDataset& train_data,
+                         const ClassificationDataset* eval_data,
+                         const std::optional<std::filesystem::path>& resume);
+  void run_epoch(const ClassificationDataset& data, const std::vector<Encoding>& encodings,
+                 int64_t epoch);
+  TensorMap batch_feeds(const Batch& batch) const;
+  CollateOptions collate_options(int64_t batch_size) const;
+  // trainer_log.cpp: logging and the log/evaluate/save decisions.
+  void log(nlohmann::json logs);
+  void note(const std::string& line);
+  void maybe_log_save_evaluate();
+  // trainer_evaluate.cpp: the forward pass over a dataset.
+  struct ForwardResult;
+  ForwardResult forward_all(const ClassificationDataset& data, bool with_labels);
+  // trainer_checkpoint.cpp.
+  void save_checkpoint();
+  RngState resume_from(const std::filesystem::path& folder);
+  void determine_best_metric(const nlohmann::json& metrics);
+  void load_best_model();
+  void load_weights(const std::string& file);
+
+  TrainingArguments args_;
+  BertConfig config_;
+  Tokenizer tokenizer_;
+  std::ostream& log_;
+  TrainState train_state_;
+  ClassifierPrograms programs_;
+  TrainerState state_;
+  TrainerControl control_;
+  std::vector<std::shared_ptr<TrainerCallback>> callbacks_;
+
+  // The run in progress (train()).
+  const ClassificationDataset* eval_data_ = nullptr;
+  std::optional<LrSchedule> schedule_;
+  RngState position_;
+  bool integer_labels_ = true;
+  int64_t batches_per_epoch_ = 0;  // micro-batches: the dropout offset counts them
+  double loss_since_log_ = 0.0;    // HF's tr_loss: the step losses since the last log
+  double total_loss_ = 0.0;
+  double last_grad_norm_ = 0.0;
+  int64_t last_logged_step_ = 0;
+  int64_t last_saved_step_ = -1;
+  int64_t non_embedding_params_ = 0;
+  std::unique_ptr<JsonlLogWriter> jsonl_;
+  std::unique_ptr<TensorBoardWriter> tensorboard_;
+  std::unique_ptr<ProgressBar> progress_;
+};
+
+}  // namespace kiln

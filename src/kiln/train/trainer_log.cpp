@@ -1,0 +1,68 @@
+// The Trainer's logging (log_history, JSONL, TensorBoard, console) and HF's
+// _maybe_log_save_evaluate: what happens after an update once the callbacks have decided.
+#include <algorithm>
+#include <filesystem>
+
+#include "kiln/train/log_jsonl.h"
+#include "kiln/train/log_progress.h"
+#include "kiln/train/log_python_json.h"
+#include "kiln/train/tensorboard_writer.h"
+#include "kiln/train/trainer.h"
+
+namespace kiln {
+
+void Trainer::note(const std::string& line) {
+  if (progress_) {
+    progress_->message(line);
+  } else {
+    log_ << line << '\n' << std::flush;
+  }
+}
+
+void Trainer::log(nlohmann::json logs) {
+  if (state_.epoch) logs["epoch"] = *state_.epoch;
+  nlohmann::json entry = log_history_entry(logs, state_.epoch, state_.global_step);
+  state_.log_history.push_back(entry);
+  const auto& report_to = args_.report_to;
+  auto reports = [&](const char* name) {
+    return std::find(report_to.begin(), report_to.end(), name) != report_to.end();
+  };
+  // Opened here for runs that only evaluate; train() opens the JSONL log itself.
+  if (reports("jsonl") && !jsonl_) {
+    std::filesystem::create_directories(args_.output_dir);
+    jsonl_ = std::make_unique<JsonlLogWriter>(
+        (std::filesystem::path(args_.output_dir) / "trainer_log.jsonl").string(), true);
+  }
+  if (jsonl_) jsonl_->write(entry);
+  if (reports("tensorboard")) {
+    if (!tensorboard_) tensorboard_ = std::make_unique<TensorBoardWriter>(args_.logging_dir);
+    tensorboard_->log(logs, state_.global_step);
+  }
+  for (const auto& callback : callbacks_) callback->on_log(args_, state_, logs);
+  note(python_json_dumps(logs));
+}
+
+void Trainer::maybe_log_save_evaluate() {
+  if (control_.should_log && state_.global_step > last_logged_step_) {
+    const auto steps = static_cast<double>(state_.global_step - last_logged_step_);
+    nlohmann::json logs;
+    logs["loss"] = python_round(loss_since_log_ / steps, 4);  // HF rounds it so
+    if (args_.max_grad_norm > 0) logs["grad_norm"] = last_grad_norm_;
+    logs["learning_rate"] = schedule_->lr(state_.global_step);
+    total_loss_ += loss_since_log_;
+    loss_since_log_ = 0.0;
+    last_logged_step_ = state_.global_step;
+    log(logs);
+  }
+  control_.should_log = false;
+  if (control_.should_evaluate) {
+    control_.should_evaluate = false;
+    determine_best_metric(evaluate(*eval_data_, "eval"));
+  }
+  if (control_.should_save) {
+    control_.should_save = false;
+    save_checkpoint();
+  }
+}
+
+}  // namespace kiln

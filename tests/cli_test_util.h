@@ -1,0 +1,48 @@
+// Shared by the cli_* tests: runs the built `kiln` binary (KILN_BINARY, set by CMake) and
+// writes the files a run needs: a vocabulary, a tiny config.json and generated data.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+
+#include "trainer_test_util.h"
+
+namespace kiln::testing {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+inline CommandResult run_kiln(const std::string& arguments) {
+  std::string command = std::string(KILN_BINARY) + " " + arguments + " 2>&1";
+  CommandResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  while (size_t read = fread(buffer, 1, sizeof buffer, pipe)) result.output.append(buffer, read);
+  int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// vocab.txt and config.json (the tiny config sized to the vocabulary) in `dir`; returns the
+// flags that start a model from them.
+inline std::string write_tiny_model_files(const fs::path& dir) {
+  fs::create_directories(dir);
+  fs::path vocab = write_vocab(dir);
+  BertConfig config = tiny_config(tokenizer_load_vocab(vocab.string()).vocab_size());
+  bert_config_write((dir / "config.json").string(), config);
+  return "--config_name " + (dir / "config.json").string() + " --tokenizer_name " + vocab.string();
+}
+
+// The flags of a small, quiet run on headerless TSV files laid out as the UCI data.
+inline std::string quick_run_flags(const fs::path& output_dir) {
+  return "--output_dir " + output_dir.string() +
+         " --no_header --column_names label,source,text --max_seq_length 16"
+         " --per_device_train_batch_size 8 --learning_rate 1e-2 --disable_tqdm --seed 3";
+}
+
+}  // namespace kiln::testing

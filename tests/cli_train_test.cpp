@@ -1,0 +1,149 @@
+// The command line end to end: `kiln train` from a config with evaluation, checkpoints and
+// reports; `kiln evaluate` and `kiln predict` on the saved model; a bare BertModel checkpoint
+// getting a new classifier; --help listing every flag with its default.
+#include <gtest/gtest.h>
+
+#include "cli_test_util.h"
+#include "kiln/models/bert_pretrained.h"
+#include "kiln/train/training_arguments_fields.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::run_kiln;
+
+nlohmann::json read_json(const fs::path& path) {
+  return nlohmann::json::parse(testing::read_text(path));
+}
+
+TEST(CliTrain, TrainEvaluatePredictEndToEnd) {
+  fs::path dir = testing::scratch_folder();
+  std::string model = testing::write_tiny_model_files(dir / "model");
+  fs::path train = testing::write_sentiment_tsv(dir / "train.tsv", 60, 21, {"neg", "pos"});
+  fs::path test = testing::write_sentiment_tsv(dir / "test.tsv", 5, 22, {"neg", "pos"});
+  fs::path out = dir / "out";
+  testing::CommandResult trained = run_kiln(
+      "train " + model + " " + testing::quick_run_flags(out) + " --train_file " + train.string() +
+      " --validation_split_percentage 20 --num_train_epochs 2 --do_eval --save_steps 4"
+      " --save_total_limit 1 --report_to jsonl tensorboard");
+  ASSERT_EQ(trained.exit_code, 0) << trained.output;
+  EXPECT_NE(trained.output.find("validation: 12 of the 60 examples"), std::string::npos);
+  EXPECT_NE(trained.output.find("***** train metrics *****"), std::string::npos);
+  EXPECT_NE(trained.output.find("***** eval metrics *****"), std::string::npos);
+  EXPECT_NE(trained.output.find("compiling the training step for batches [8, 16]"),
+            std::string::npos);
+
+  // 48 training examples in batches of 8: 6 steps an epoch, 12 in all.
+  for (const char* file : {"config.json", "model.safetensors", "vocab.txt", "tokenizer.json",
+                           "train_results.json", "eval_results.json", "all_results.json",
+                           "trainer_state.json", "trainer_log.jsonl", "checkpoint-12"}) {
+    EXPECT_TRUE(fs::exists(out / file)) << file;
+  }
+  EXPECT_FALSE(fs::exists(out / "checkpoint-8"));  // rotated away (limit 1)
+  EXPECT_FALSE(fs::is_empty(out / "runs"));        // TensorBoard events
+  EXPECT_EQ(bert_config_read((out / "config.json").string()).id2label,
+            (std::vector<std::string>{"neg", "pos"}));
+  nlohmann::json results = read_json(out / "all_results.json");
+  for (const char* key : {"train_loss", "train_runtime", "train_samples", "train_compiles",
+                          "eval_loss", "eval_accuracy", "eval_f1", "eval_samples", "epoch"}) {
+    EXPECT_TRUE(results.contains(key)) << key;
+  }
+  EXPECT_EQ(results["train_samples"], 48);
+  EXPECT_EQ(results["eval_samples"], 12);
+  TrainerState state = trainer_state_load((out / "trainer_state.json").string());
+  EXPECT_EQ(state.global_step, 12);
+  // The JSONL log holds the entries of log_history, then the final evaluation (logged after
+  // trainer_state.json was saved, as run_glue.py orders it).
+  std::vector<nlohmann::json> logged;
+  std::istringstream lines(testing::read_text(out / "trainer_log.jsonl"));
+  for (std::string line; std::getline(lines, line);) logged.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(logged.size(), state.log_history.size() + 1);
+  for (size_t i = 0; i < state.log_history.size(); ++i) EXPECT_EQ(logged[i], state.log_history[i]);
+  EXPECT_EQ(logged.back()["eval_accuracy"], results["eval_accuracy"]);
+
+  // The saved model evaluates to the same metrics on the same held-out split.
+  testing::CommandResult evaluated =
+      run_kiln("evaluate --model_name_or_path " + out.string() + " " +
+               testing::quick_run_flags(dir / "eval") + " --train_file " + train.string() +
+               " --validation_split_percentage 20");
+  ASSERT_EQ(evaluated.exit_code, 0) << evaluated.output;
+  nlohmann::json again = read_json(dir / "eval" / "eval_results.json");
+  EXPECT_EQ(again["eval_accuracy"], results["eval_accuracy"]);
+  EXPECT_NEAR(again["eval_loss"].get<double>(), results["eval_loss"].get<double>(), 1e-9);
+
+  testing::CommandResult predicted =
+      run_kiln("predict --model_name_or_path " + out.string() + " " +
+               testing::quick_run_flags(dir / "pred") + " --test_file " + test.string());
+  ASSERT_EQ(predicted.exit_code, 0) << predicted.output;
+  std::istringstream text(testing::read_text(dir / "pred" / "predict_results.txt"));
+  std::string line;
+  std::getline(text, line);
+  EXPECT_EQ(line, "index\tprediction");
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(std::getline(text, line));
+    EXPECT_TRUE(line == std::to_string(i) + "\tneg" || line == std::to_string(i) + "\tpos") << line;
+  }
+  std::istringstream jsonl(testing::read_text(dir / "pred" / "predict_results.jsonl"));
+  ASSERT_TRUE(std::getline(jsonl, line));
+  nlohmann::json first = nlohmann::json::parse(line);
+  double total =
+      first["probabilities"]["neg"].get<double>() + first["probabilities"]["pos"].get<double>();
+  EXPECT_NEAR(total, 1.0, 1e-12);
+  EXPECT_EQ(first["index"], 0);
+}
+
+TEST(CliTrain, BareBertModelCheckpointGetsANewClassifier) {
+  fs::path dir = testing::scratch_folder();
+  testing::write_tiny_model_files(dir / "bare");
+  BertConfig config = bert_config_read((dir / "bare" / "config.json").string());
+  Graph graph;
+  BertBuildOptions options;
+  options.seq_len = 1;
+  ParameterSet params(graph);
+  DropoutContext dropout;
+  bert_model(config, bert_inputs(graph, options), params, dropout, "");
+  params.initialize(1);
+  bert_save_pretrained((dir / "bare").string(), config, params);
+  fs::path train = testing::write_sentiment_tsv(dir / "train.tsv", 16, 2);
+  testing::CommandResult result =
+      run_kiln("train --model_name_or_path " + (dir / "bare").string() + " " +
+               testing::quick_run_flags(dir / "out") + " --train_file " + train.string() +
+               " --max_steps 2 --save_strategy no");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("Some weights of BertForSequenceClassification were not "
+                               "initialized from the model checkpoint at " +
+                               (dir / "bare").string() +
+                               " and are newly initialized: ['classifier.bias', "
+                               "'classifier.weight']"),
+            std::string::npos)
+      << result.output;
+  EXPECT_EQ(result.output.find("were not used"), std::string::npos);
+}
+
+TEST(CliTrain, HelpListsEveryFlagWithItsDefault) {
+  for (const char* command : {"train", "evaluate", "predict"}) {
+    testing::CommandResult help = run_kiln(std::string(command) + " --help");
+    ASSERT_EQ(help.exit_code, 0);
+    for (const ArgumentField& field : training_argument_fields()) {
+      std::string flag = "\n  --" + std::string(field.name) + " ";
+      size_t at = help.output.find(flag);
+      ASSERT_NE(at, std::string::npos) << command << ": " << flag;
+      std::string line = help.output.substr(at + 1, help.output.find('\n', at + 1) - at - 1);
+      // "--name TYPE=default", or a help text that says what an empty default means.
+      EXPECT_TRUE(line.find('=') != std::string::npos ||
+                  line.find("(default: ") != std::string::npos)
+          << command << ": " << line;
+    }
+    EXPECT_NE(help.output.find("--per_device_train_batch_size INT=8"), std::string::npos);
+    EXPECT_NE(help.output.find("--no_header"), std::string::npos);
+  }
+  testing::CommandResult top = run_kiln("--help");
+  EXPECT_EQ(top.exit_code, 0);
+  for (const char* command : {"train", "evaluate", "predict", "demo"}) {
+    EXPECT_NE(top.output.find(command), std::string::npos) << command;
+  }
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,117 @@
+// Best-model bookkeeping: save_total_limit rotation keeps the best checkpoint, early stopping
+// stops, and load_best_model_at_end ends with the best checkpoint's weights.
+#include <gtest/gtest.h>
+
+#include "kiln/train/checkpoint.h"
+#include "trainer_test_util.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Data {
+  ClassificationDataset train, eval;
+};
+
+Data make_data(const fs::path& dir) {
+  ClassificationDataset train =
+      testing::load_sentiment(testing::write_sentiment_tsv(dir / "train.tsv", 16, 5));
+  ClassificationDataset eval = testing::load_sentiment(
+      testing::write_sentiment_tsv(dir / "eval.tsv", 8, 6), train.label_names);
+  return {std::move(train), std::move(eval)};
+}
+
+// Evaluates and saves every 2 steps; "best" is the highest eval loss, which training lowers,
+// so the first checkpoint stays the best while newer ones are saved.
+TrainingArguments best_args(const fs::path& output_dir, int64_t max_steps) {
+  TrainingArguments args = testing::tiny_args(output_dir);
+  args.max_steps = max_steps;
+  args.eval_strategy = IntervalStrategy::steps;
+  args.eval_steps = 2;
+  args.save_strategy = IntervalStrategy::steps;
+  args.save_steps = 2;
+  args.load_best_model_at_end = true;
+  args.metric_for_best_model = "eval_loss";
+  args.greater_is_better = true;
+  return args;
+}
+
+std::vector<double> eval_losses(const TrainerState& state) {
+  std::vector<double> out;
+  for (const nlohmann::json& entry : state.log_history) {
+    if (entry.contains("eval_loss")) out.push_back(entry["eval_loss"].get<double>());
+  }
+  return out;
+}
+
+TEST(TrainerBest, RotationKeepsTheBestCheckpoint) {
+  fs::path dir = testing::scratch_folder();
+  Data data = make_data(dir);
+  TrainingArguments args = best_args(dir / "out", 8);
+  args.save_total_limit = 2;
+  testing::TinyRun run(dir, args);
+  run.trainer->train(data.train, &data.eval);
+  const TrainerState& state = run.trainer->state();
+  std::vector<double> losses = eval_losses(state);
+  ASSERT_EQ(losses.size(), 4u);
+  ASSERT_EQ(std::max_element(losses.begin(), losses.end()) - losses.begin(), 0);  // step 2
+  EXPECT_EQ(state.best_model_checkpoint, (dir / "out" / "checkpoint-2").string());
+  EXPECT_EQ(state.best_metric, losses[0]);
+  EXPECT_EQ(state.best_global_step, 2);
+  // Limit 2: the newest checkpoint and the best one.
+  EXPECT_EQ(list_checkpoints(dir / "out"),
+            (std::vector<fs::path>{dir / "out" / "checkpoint-2", dir / "out" / "checkpoint-8"}));
+  EXPECT_NE(run.log.str().find("Deleting older checkpoint"), std::string::npos);
+}
+
+TEST(TrainerBest, LoadBestModelAtEndLoadsTheBestWeights) {
+  fs::path dir = testing::scratch_folder();
+  Data data = make_data(dir);
+  testing::TinyRun run(dir, best_args(dir / "out", 6));
+  run.trainer->train(data.train, &data.eval);
+  const TrainerState& state = run.trainer->state();
+  ASSERT_EQ(state.best_model_checkpoint, (dir / "out" / "checkpoint-2").string());
+  TensorMap best = testing::read_weights(dir / "out" / "checkpoint-2" / "model.safetensors");
+  TensorMap last = testing::read_weights(dir / "out" / "checkpoint-6" / "model.safetensors");
+  EXPECT_EQ(testing::weights_difference(run.trainer->weights(), best), "");
+  EXPECT_NE(testing::weights_difference(run.trainer->weights(), last), "");
+  EXPECT_NE(run.log.str().find("Loading best model from"), std::string::npos);
+  // Evaluating now gives the best checkpoint's metric back.
+  EXPECT_NEAR(run.trainer->evaluate(data.eval)["eval_loss"].get<double>(), *state.best_metric,
+              1e-9);
+}
+
+TEST(TrainerBest, EarlyStoppingStopsAfterPatienceEvaluations) {
+  fs::path dir = testing::scratch_folder();
+  Data data = make_data(dir);
+  TrainingArguments args = best_args(dir / "out", 40);
+  args.early_stopping_patience = 2;
+  // No change is ever large enough to count as an improvement: the evaluations after the
+  // first each count against the patience, whatever the losses do.
+  args.early_stopping_threshold = 1e9;
+  testing::TinyRun run(dir, args);
+  run.trainer->train(data.train, &data.eval);
+  const TrainerState& state = run.trainer->state();
+  EXPECT_EQ(state.global_step, 6);  // evaluations at 2, 4 and 6
+  EXPECT_EQ(eval_losses(state).size(), 3u);
+  const nlohmann::json& saved = state.stateful_callbacks["EarlyStoppingCallback"];
+  EXPECT_EQ(saved["args"]["early_stopping_patience"], 2);
+  EXPECT_EQ(saved["attributes"]["early_stopping_patience_counter"], 2);
+}
+
+TEST(TrainerBest, EarlyStoppingWaitsWhileTheMetricImproves) {
+  fs::path dir = testing::scratch_folder();
+  Data data = make_data(dir);
+  TrainingArguments args = best_args(dir / "out", 8);
+  args.greater_is_better = false;  // lower eval loss is better, and training lowers it
+  args.early_stopping_patience = 1;
+  testing::TinyRun run(dir, args);
+  run.trainer->train(data.train, &data.eval);
+  std::vector<double> losses = eval_losses(run.trainer->state());
+  ASSERT_TRUE(std::is_sorted(losses.rbegin(), losses.rend()));  // each one an improvement
+  EXPECT_EQ(run.trainer->state().global_step, 8);
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,107 @@
+// The model of a run: tokenizer and config from an HF folder or a named config, then weights
+// loaded by state-dict name (reported as transformers does) or initialised from the seed.
+#include <algorithm>
+#include <array>
+#include <filesystem>
+
+#include "kiln/io/tokenizer_files.h"
+#include "kiln/ir/error.h"
+#include "kiln/models/bert.h"
+#include "kiln/models/bert_pretrained.h"
+#include "setup.h"
+
+namespace kiln::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::array<std::string_view, 6> kPresets = {"tiny",   "mini", "small",
+                                                      "medium", "base", "large"};
+
+// A tokenizer folder, a vocab.txt or a tokenizer.json.
+Tokenizer load_tokenizer(const std::string& source, const char* flag) {
+  check(fs::exists(source), flag, "no such file or folder: ", source);
+  if (fs::is_directory(source)) return tokenizer_load(source);
+  if (source.ends_with(".json")) return tokenizer_load_json(source);
+  return tokenizer_load_vocab(source);
+}
+
+BertConfig config_from_name(const std::string& name, const Tokenizer& tokenizer) {
+  if (fs::is_directory(name)) return bert_config_read((fs::path(name) / "config.json").string());
+  if (fs::exists(name)) return bert_config_read(name);
+  check(std::find(kPresets.begin(), kPresets.end(), name) != kPresets.end(), "--config_name", "'",
+        name,
+        "' is neither a config.json nor a named configuration (tiny, mini, small, "
+        "medium, base, large)");
+  BertConfig config = bert_config_preset(name);
+  // A new model's embeddings are sized by its tokenizer.
+  config.vocab_size = tokenizer.vocab_size();
+  config.pad_token_id = tokenizer.pad_id();
+  return config;
+}
+
+std::string name_list(const std::vector<std::string>& names) {
+  std::string out = "[";
+  for (size_t i = 0; i < names.size(); ++i) out += (i ? ", '" : "'") + names[i] + "'";
+  return out + "]";
+}
+
+}  // namespace
+
+ModelSetup load_model_config(const TrainingArguments& args) {
+  const auto& model_dir = args.model_name_or_path;
+  check(model_dir || args.config_name, "--model_name_or_path",
+        "give a model: --model_name_or_path DIR (a Hugging Face model folder), or --config_name ",
+        "tiny|mini|small|medium|base|large|PATH with --tokenizer_name DIR|vocab.txt to start "
+        "from new weights");
+  if (model_dir) {
+    check(fs::is_directory(*model_dir), "--model_name_or_path", "no such folder: ", *model_dir);
+  }
+  check(args.tokenizer_name || model_dir, "--tokenizer_name",
+        "a model from --config_name needs --tokenizer_name (a tokenizer folder or a vocab.txt)");
+  ModelSetup model;
+  model.tokenizer = args.tokenizer_name ? load_tokenizer(*args.tokenizer_name, "--tokenizer_name")
+                                        : load_tokenizer(*model_dir, "--model_name_or_path");
+  model.config = args.config_name
+                     ? config_from_name(*args.config_name, *model.tokenizer)
+                     : bert_config_read((fs::path(*model_dir) / "config.json").string());
+  check(model.tokenizer->vocab_size() <= model.config.vocab_size, "--tokenizer_name",
+        "the tokenizer has ", model.tokenizer->vocab_size(),
+        " tokens but the model's vocab_size is ", model.config.vocab_size);
+  return model;
+}
+
+void load_model_weights(ModelSetup& model, const TrainingArguments& args, std::ostream& log) {
+  Graph graph;
+  BertBuildOptions options;
+  options.seq_len = 1;
+  options.with_labels = false;
+  BertClassifier classifier = bert_for_sequence_classification(graph, model.config, options);
+  if (args.model_name_or_path) {
+    const std::string& dir = *args.model_name_or_path;
+    LoadReport report = bert_load_weights(classifier.params, dir, /*strict=*/false);
+    // transformers only warns about names it did not match; none matched is no BERT at all.
+    check(report.missing.size() < classifier.params.size(),
+          (fs::path(dir) / "model.safetensors").string(),
+          "none of its tensors is a parameter of BertForSequenceClassification (unexpected: ",
+          name_list(report.unexpected), ")");
+    if (!report.unexpected.empty()) {
+      log << "Some weights of the model checkpoint at " << dir
+          << " were not used when initializing BertForSequenceClassification: "
+          << name_list(report.unexpected)
+          << "\n- This IS expected if you are initializing BertForSequenceClassification from "
+             "the checkpoint of a model trained on another task or with another architecture.\n";
+    }
+    if (!report.missing.empty()) {
+      log << "Some weights of BertForSequenceClassification were not initialized from the model "
+             "checkpoint at "
+          << dir << " and are newly initialized: " << name_list(report.missing)
+          << "\nYou should probably TRAIN this model on a down-stream task to be able to use it "
+             "for predictions and inference.\n";
+    }
+  }
+  classifier.params.initialize(args.seed);
+  model.weights = classifier.params.state_dict();
+}
+
+}  // namespace kiln::cli

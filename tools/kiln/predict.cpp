@@ -1,0 +1,84 @@
+// `kiln predict`: a trained model's predictions on --test_file, written as run_glue.py writes
+// them (predict_results.txt) and with the probabilities of every label (predict_results.jsonl).
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "commands.h"
+#include "kiln/io/atomic_file.h"
+#include "kiln/ir/error.h"
+#include "kiln/train/log_metrics.h"
+#include "kiln/train/results_files.h"
+#include "kiln/train/trainer_metrics.h"
+#include "setup.h"
+
+namespace kiln::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+void run_predict(RunOptions& options) {
+  TrainingArguments& args = options.args;
+  args.do_predict = true;
+  finish_arguments(args);
+  std::unique_ptr<Backend> backend = make_backend(args);
+  check(args.model_name_or_path.has_value(), "--model_name_or_path",
+        "kiln predict needs a trained model folder");
+  ModelSetup model = load_model_config(args);
+  RunData data = load_run_data(options, model.config, false, false, true, std::cerr);
+  load_model_weights(model, args, std::cerr);
+  Trainer trainer(args, model.config, std::move(model.weights), std::move(*model.tokenizer),
+                  *backend, std::cerr);
+  report_predictions(trainer, *data.test, args);
+}
+
+}  // namespace
+
+void report_predictions(Trainer& trainer, const ClassificationDataset& data,
+                        const TrainingArguments& args) {
+  PredictionOutput out = trainer.predict(data);
+  const std::vector<std::string>& names = trainer.config().id2label;
+  std::ostringstream text, jsonl;
+  text << "index\tprediction\n";
+  for (size_t i = 0; i < data.size(); ++i) {
+    nlohmann::json line = {{"index", i}};
+    if (out.classes.empty()) {
+      char value[32];
+      std::snprintf(value, sizeof value, "%3.3f", out.values[i]);
+      text << i << '\t' << value << '\n';
+      line["prediction"] = out.values[i];
+    } else {
+      const auto labels = static_cast<size_t>(out.num_labels);
+      std::vector<double> probabilities = softmax_rows(
+          std::span<const double>(out.logits).subspan(i * labels, labels), out.num_labels);
+      const std::string& name = names[static_cast<size_t>(out.classes[i])];
+      text << i << '\t' << name << '\n';
+      line["prediction"] = name;
+      line["label_id"] = out.classes[i];
+      nlohmann::json by_name = nlohmann::json::object();
+      for (size_t c = 0; c < labels; ++c) by_name[names[c]] = probabilities[c];
+      line["probabilities"] = by_name;
+    }
+    jsonl << line.dump() << '\n';
+  }
+  fs::create_directories(args.output_dir);
+  const fs::path folder = args.output_dir;
+  write_file_atomically((folder / "predict_results.txt").string(), text.str());
+  write_file_atomically((folder / "predict_results.jsonl").string(), jsonl.str());
+  std::cerr << "wrote " << data.size() << " predictions to "
+            << (folder / "predict_results.txt").string() << " and predict_results.jsonl\n";
+  out.metrics["predict_samples"] = data.size();
+  std::cout << format_metrics_table("predict", out.metrics);
+  save_metrics(args.output_dir, "predict", out.metrics);
+}
+
+void add_predict_command(CLI::App& app) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* command = app.add_subcommand(
+      "predict", "Predict the labels of --test_file with a trained text classifier");
+  add_run_flags(*command, *options);
+  command->callback([options] { run_predict(*options); });
+}
+
+}  // namespace kiln::cli

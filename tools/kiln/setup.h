@@ -1,0 +1,62 @@
+// What `kiln train`, `kiln evaluate` and `kiln predict` share: their flags, the backend, the
+// model (an HF folder or a named config with a tokenizer) and the data files of a run.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "kiln/backends/backend.h"
+#include "kiln/io/bert_config.h"
+#include "kiln/io/dataset.h"
+#include "kiln/io/tokenizer.h"
+#include "kiln/train/train_step.h"
+#include "kiln/train/training_arguments.h"
+
+namespace kiln::cli {
+
+struct RunOptions {
+  TrainingArguments args;
+  // Data files without a header line (the UCI sentiment TSV), and names for their columns.
+  bool no_header = false;
+  std::vector<std::string> column_names;
+};
+
+// Every TrainingArguments flag, then the data-file flags, each with its default in --help.
+void add_run_flags(CLI::App& command, RunOptions& options);
+
+// HF's post-init plus this command line's checks (--task, --device, --bf16).
+void finish_arguments(TrainingArguments& args);
+
+// --device auto|reference: the reference backend is the only one so far.
+std::unique_ptr<Backend> make_backend(const TrainingArguments& args);
+
+struct ModelSetup {
+  BertConfig config;
+  std::optional<Tokenizer> tokenizer;
+  TensorMap weights;  // filled by load_model_weights
+};
+
+// The tokenizer and config of --model_name_or_path, or of --config_name with --tokenizer_name.
+ModelSetup load_model_config(const TrainingArguments& args);
+
+// The weights of --model_name_or_path by name, reporting to `log` (as transformers) the
+// parameters newly initialised and the checkpoint tensors left unused; new parameters (and a
+// model from scratch) are initialised with --seed. Call once config.id2label is final.
+void load_model_weights(ModelSetup& model, const TrainingArguments& args, std::ostream& log);
+
+struct RunData {
+  std::optional<ClassificationDataset> train, eval, test;
+};
+
+// The data a run needs. Labels follow run_glue.py: the config's label set when it has real
+// names, else the training file's (written into config.id2label); the evaluation data is
+// --validation_file or, without one, a deterministic --validation_split_percentage split of
+// --train_file.
+RunData load_run_data(const RunOptions& options, BertConfig& config, bool need_train,
+                      bool need_eval, bool need_test, std::ostream& log);
+
+}  // namespace kiln::cli

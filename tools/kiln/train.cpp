@@ -1,0 +1,54 @@
+// `kiln train`: run_glue.py's main job: train (resuming a checkpoint when there is one), save
+// the model and the train metrics, then evaluate and predict when asked.
+#include <filesystem>
+#include <iostream>
+
+#include "commands.h"
+#include "kiln/train/checkpoint.h"
+#include "kiln/train/log_metrics.h"
+#include "kiln/train/results_files.h"
+#include "setup.h"
+
+namespace kiln::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+void run_train(RunOptions& options) {
+  TrainingArguments& args = options.args;
+  args.do_train = true;
+  finish_arguments(args);
+  std::unique_ptr<Backend> backend = make_backend(args);
+  std::optional<fs::path> resume = checkpoint_to_resume(args);
+  if (resume && !args.resume_from_checkpoint) {
+    std::cerr << "Checkpoint detected, resuming training at " << resume->string()
+              << ". To avoid this behavior, change the `--output_dir` or add "
+                 "`--overwrite_output_dir` to train from scratch.\n";
+  }
+  ModelSetup model = load_model_config(args);
+  RunData data =
+      load_run_data(options, model.config, true, args.do_eval, args.do_predict, std::cerr);
+  load_model_weights(model, args, std::cerr);
+  Trainer trainer(args, model.config, std::move(model.weights), std::move(*model.tokenizer),
+                  *backend, std::cerr);
+  nlohmann::json metrics = trainer.train(*data.train, data.eval ? &*data.eval : nullptr, resume);
+  metrics["train_samples"] = data.train->size();
+  trainer.save_model(args.output_dir);
+  std::cout << format_metrics_table("train", metrics);
+  save_metrics(args.output_dir, "train", metrics);
+  trainer_state_save(trainer.state(), (fs::path(args.output_dir) / "trainer_state.json").string());
+  if (args.do_eval) report_evaluation(trainer, *data.eval, args);
+  if (args.do_predict) report_predictions(trainer, *data.test, args);
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* command = app.add_subcommand(
+      "train", "Train a text classifier (--task classification) as run_glue.py does");
+  add_run_flags(*command, *options);
+  command->callback([options] { run_train(*options); });
+}
+
+}  // namespace kiln::cli
