@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <numeric>
 
 #include "kiln/io/dataset_order.h"
 #include "kiln/ir/error.h"
@@ -194,6 +195,7 @@ void Trainer::run_epoch(const ClassificationDataset& data, const std::vector<Enc
   const auto batch_size = static_cast<size_t>(args_.per_device_train_batch_size);
   const CollateOptions collate = collate_options(args_.per_device_train_batch_size);
   std::vector<size_t> order = sampler_order(data.size(), position_.data_seed, epoch);
+  if (args_.train_sampling_strategy == "sequential") std::iota(order.begin(), order.end(), 0);
   std::vector<std::vector<size_t>> batches =
       epoch_batches(order, batch_size, args_.dataloader_drop_last);
   // Resuming inside this epoch: the batches before the saved position are done.
@@ -250,8 +252,7 @@ void Trainer::run_epoch(const ClassificationDataset& data, const std::vector<Enc
     flow_on_step_end(args_, state_, control_);
     if (progress_) {
       const auto since_log = static_cast<double>(state_.global_step - last_logged_step_);
-      progress_->update(state_.global_step, tokens, loss_since_log_ / since_log,
-                        schedule_->lr(state_.global_step));
+      progress_->update(state_.global_step, tokens, loss_since_log_ / since_log, learning_rate);
     }
     maybe_log_save_evaluate();
     if (control_.should_training_stop || control_.should_epoch_stop) break;

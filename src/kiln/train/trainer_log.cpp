@@ -46,9 +46,10 @@ void Trainer::maybe_log_save_evaluate() {
   if (control_.should_log && state_.global_step > last_logged_step_) {
     const auto steps = static_cast<double>(state_.global_step - last_logged_step_);
     nlohmann::json logs;
-    logs["loss"] = python_round(loss_since_log_ / steps, 4);  // HF rounds it so
+    logs["loss"] = loss_since_log_ / steps;  // transformers 5 no longer rounds it
     if (args_.max_grad_norm > 0) logs["grad_norm"] = last_grad_norm_;
-    logs["learning_rate"] = schedule_->lr(state_.global_step);
+    // The rate the last step used, as transformers 5 logs it (4.x logged the next step's).
+    logs["learning_rate"] = schedule_->lr(state_.global_step - 1);
     total_loss_ += loss_since_log_;
     loss_since_log_ = 0.0;
     last_logged_step_ = state_.global_step;

@@ -124,6 +124,9 @@ void check_ranges(const TrainingArguments& args) {
         args.num_train_epochs);
   check(args.warmup_ratio >= 0 && args.warmup_ratio <= 1, "--warmup_ratio",
         "warmup_ratio must lie in range [0,1]");
+  check(args.train_sampling_strategy == "random" || args.train_sampling_strategy == "sequential",
+        "--train_sampling_strategy", "must be random or sequential, got '",
+        args.train_sampling_strategy, "'");
   check(args.warmup_steps >= 0, "--warmup_steps", "must not be negative: ", args.warmup_steps);
   check(args.warmup_steps <= 1 || args.warmup_steps == std::floor(args.warmup_steps),
         "--warmup_steps", "must be an integer if bigger than 1: ", args.warmup_steps);

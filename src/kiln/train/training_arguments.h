@@ -91,6 +91,8 @@ struct TrainingArguments {
   // Randomness, precision, hardware.
   int64_t seed = 42;
   std::optional<int64_t> data_seed;  // unset: seed
+  // transformers 5's name: "random" shuffles every epoch, "sequential" keeps file order.
+  std::string train_sampling_strategy = "random";
   bool bf16 = false;
   std::string device = "auto";
   bool dataloader_drop_last = false;

@@ -124,6 +124,9 @@ const std::array kFields = {
     ArgumentField{"seed", &A::seed, kRun, "Random seed that will be set at the beginning of training."},
     ArgumentField{"data_seed", &A::data_seed, kRun,
                   "Random seed to be used with data samplers (default: seed)."},
+    ArgumentField{"train_sampling_strategy", &A::train_sampling_strategy, kRun,
+                  "Order of the training examples: random (reshuffled each epoch) or "
+                  "sequential (file order)."},
     ArgumentField{"bf16", &A::bf16, kRun, "Whether to use bf16 (mixed) precision."},
     ArgumentField{"device", &A::device, kRun, "The device to run on: auto picks the best present."},
     ArgumentField{"dataloader_drop_last", &A::dataloader_drop_last, kRun,
