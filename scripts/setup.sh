@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(build-essential cmake ninja-build libgtest-dev libcli11-dev nlohmann-json3-dev libutf8proc-dev)
+packages=(build-essential cmake ninja-build libgtest-dev libcli11-dev nlohmann-json3-dev libutf8proc-dev
+  libdnnl-dev)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -1,0 +1,32 @@
+// The fast CPU backend: matrix multiplies through oneDNN, typed and vectorised loops for the other
+// ops, both split across the OpenMP threads, and intermediates in one arena planned at compile
+// time, so that run() allocates nothing but its output tensors.
+#pragma once
+
+#include <memory>
+
+#include "kiln/backends/backend.h"
+#include "kiln/backends/cpu/memory_plan.h"
+
+namespace kiln {
+
+struct CpuBackendOptions {
+  // Run every composite through its decomposition instead of its direct kernel (for debugging
+  // and for testing the decompositions on this backend).
+  bool decompose_composites = false;
+};
+
+// What compile() produced, for tests of structure and for the runtime's counters. Executables own
+// a copy of the graph they run: the caller's graph may go away after compile(). One run() at a
+// time per executable (runs share its arena).
+class CpuExecutable : public Executable {
+ public:
+  // Buffers are the intermediates (steps numbered in execution order); outputs are not in it.
+  virtual const cpu::MemoryPlan& memory_plan() const = 0;
+  // Kernels run per step (inputs, constants and reshapes need none).
+  virtual int64_t kernel_count() const = 0;
+};
+
+std::unique_ptr<Backend> make_cpu_backend(CpuBackendOptions options = {});
+
+}  // namespace kiln

@@ -1,0 +1,56 @@
+// Internal: the CPU backend's kernels. compile() builds one Kernel per node of the lowered graph
+// (dtype dispatch, oneDNN primitives and index arithmetic done then); run() only calls them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "kiln/ir/graph.h"
+
+namespace kiln::cpu {
+
+// The address of every value during one run, indexed by node id of the lowered graph.
+struct Buffers {
+  std::vector<std::byte*> slot;
+
+  template <typename T>
+  T* at(int32_t id) const {
+    return reinterpret_cast<T*>(slot[static_cast<size_t>(id)]);
+  }
+};
+
+// Reads the node's operands and writes its whole result (never in place: planned buffers of
+// operands and result are disjoint). `scratch` holds scratch_bytes of planned temporary memory.
+using KernelFn = std::function<void(const Buffers& buffers, std::byte* scratch)>;
+
+struct Kernel {
+  KernelFn run;
+  int64_t scratch_bytes = 0;
+};
+
+// Builds the kernel of node `id`; throws Error naming the op for what it cannot run.
+using KernelMaker = Kernel (*)(const Graph& graph, int32_t id);
+
+// The kernel maker of an op, or null for composites the backend runs through their
+// decomposition, and for nodes that need no kernel (input, constant, reshape).
+KernelMaker kernel_maker(OpKind kind);
+
+// One maker per op family file.
+#define KILN_CPU_MAKERS(X)                                                                 \
+  X(unary) X(binary) X(compare) X(select) X(cast) X(broadcast) X(transpose) X(slice)       \
+  X(concat) X(pad) X(reduce_sum) X(reduce_max) X(dot_general) X(gather) X(scatter_add)    \
+  X(iota) X(random_bits) X(softmax) X(log_softmax) X(layer_norm) X(gelu) X(cross_entropy) \
+  X(dropout)
+#define KILN_CPU_DECLARE_MAKER(family) Kernel make_##family(const Graph& graph, int32_t id);
+KILN_CPU_MAKERS(KILN_CPU_DECLARE_MAKER)
+#undef KILN_CPU_DECLARE_MAKER
+
+// The 4 words of each Philox block in [first, first + blocks) of random_bits(seed, offset,
+// stream), block after block: words[4 * j + w] is element 4 * (first + j) + w (random_bits and
+// dropout share it).
+void philox_blocks(int64_t seed, int64_t offset, uint32_t stream, int64_t first, int64_t blocks,
+                   uint32_t* words);
+
+}  // namespace kiln::cpu

@@ -1,0 +1,266 @@
+// Direct CPU kernels of the composites worth one pass over memory instead of their decomposition's
+// chain of ops: softmax, log_softmax, layer_norm, gelu, cross_entropy and dropout (attention runs
+// through its decomposition, whose matrix multiplies are oneDNN's). Values compute in float,
+// sums of many terms (softmax denominators, layer-norm statistics, the loss) in double.
+#include <omp.h>
+
+#include <cmath>
+#include <limits>
+
+#include "kiln/backends/cpu/kernel.h"
+#include "kiln/backends/cpu/parallel.h"
+#include "kiln/backends/cpu/typed.h"
+#include "kiln/backends/cpu/vector_math.h"
+
+namespace kiln::cpu {
+namespace {
+
+// The lanes along `axis` of `shape`: lane (o, i) holds elements o * size * inner + k * inner + i.
+struct Lanes {
+  int64_t outer = 1, size = 1, inner = 1;
+};
+
+Lanes lanes_along(const Shape& shape, int64_t axis) {
+  Lanes lanes;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    auto dim = static_cast<int64_t>(d);
+    (dim < axis ? lanes.outer : dim == axis ? lanes.size : lanes.inner) *= shape[d];
+  }
+  return lanes;
+}
+
+// One lane of softmax (log = false) or log_softmax: copied into `lane` in the compute type (so a
+// strided lane is read once), then the max, the exponentials and their sum (in double), and the
+// results. NaN propagates through the max, as in the reference.
+template <typename T, typename C>
+KILN_CPU_CLONES void softmax_lane(const T* in, T* out, int64_t size, int64_t stride, C* lane,
+                                  bool log) {
+  C max = -std::numeric_limits<C>::infinity();
+  for (int64_t k = 0; k < size; ++k) {
+    lane[k] = load(in[k * stride]);
+    max = lane[k] != lane[k] || lane[k] > max ? lane[k] : max;
+  }
+  double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t k = 0; k < size; ++k) {
+    C e = fast_exp(lane[k] - max);
+    sum += static_cast<double>(e);
+    lane[k] = log ? lane[k] : e;  // a select, not a branch: the loop vectorises
+  }
+  if (log) {
+    auto lse = static_cast<C>(static_cast<double>(max) + std::log(sum));
+    for (int64_t k = 0; k < size; ++k) out[k * stride] = store<T>(lane[k] - lse);
+  } else {
+    auto scale = static_cast<C>(1.0 / sum);
+    for (int64_t k = 0; k < size; ++k) out[k * stride] = store<T>(lane[k] * scale);
+  }
+}
+
+template <typename T>
+Kernel softmax_typed(const Graph& graph, int32_t id, bool log) {
+  using C = Compute<T>;
+  const Node& node = graph.node(id);
+  int32_t x = node.inputs[0];
+  Lanes l = lanes_along(node.shape, node.attr<SoftmaxAttrs>().axis);
+  int64_t scratch = kernel_threads() * l.size * static_cast<int64_t>(sizeof(C));
+  return {[=](const Buffers& buffers, std::byte* scratch_bytes) {
+    const T* in = buffers.at<T>(x);
+    T* out = buffers.at<T>(id);
+    parallel_for(l.outer * l.inner, grain_for(l.size),
+                 [&](int64_t begin, int64_t end) {
+      C* lane = reinterpret_cast<C*>(scratch_bytes) + omp_get_thread_num() * l.size;
+      for (int64_t item = begin; item < end; ++item) {
+        int64_t base = item / l.inner * l.size * l.inner + item % l.inner;
+        softmax_lane(in + base, out + base, l.size, l.inner, lane, log);
+      }
+    });
+  }, scratch};
+}
+
+// One row: mean and biased variance (two passes, in double), then the affine normalisation.
+template <typename T>
+KILN_CPU_CLONES void layer_norm_row(const T* in, const T* gamma, const T* beta, T* out,
+                                    int64_t width, double eps) {
+  using C = Compute<T>;
+  double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t k = 0; k < width; ++k) sum += static_cast<double>(load(in[k]));
+  double mean = sum / static_cast<double>(width);
+  double squares = 0.0;
+#pragma omp simd reduction(+ : squares)
+  for (int64_t k = 0; k < width; ++k) {
+    double centered = static_cast<double>(load(in[k])) - mean;
+    squares += centered * centered;
+  }
+  auto inv_std = static_cast<C>(1.0 / std::sqrt(squares / static_cast<double>(width) + eps));
+  auto mean_c = static_cast<C>(mean);
+  for (int64_t k = 0; k < width; ++k) {
+    out[k] = store<T>((load(in[k]) - mean_c) * inv_std * load(gamma[k]) + load(beta[k]));
+  }
+}
+
+template <typename T>
+Kernel layer_norm_typed(const Graph& graph, int32_t id) {
+  const Node& node = graph.node(id);
+  int32_t x = node.inputs[0], gamma = node.inputs[1], beta = node.inputs[2];
+  int64_t width = node.shape.empty() ? 1 : node.shape.back();
+  int64_t rows = width == 0 ? 0 : shape_numel(node.shape) / width;
+  double eps = node.attr<LayerNormAttrs>().eps;
+  return {[=](const Buffers& buffers, std::byte*) {
+    const T* in = buffers.at<T>(x);
+    T* out = buffers.at<T>(id);
+    parallel_for(rows, grain_for(width),
+                 [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        layer_norm_row(in + r * width, buffers.at<T>(gamma), buffers.at<T>(beta), out + r * width,
+                       width, eps);
+      }
+    });
+  }};
+}
+
+template <typename T>
+KILN_CPU_CLONES void gelu_loop(const T* in, T* out, int64_t begin, int64_t end) {
+  using C = Compute<T>;
+  for (int64_t i = begin; i < end; ++i) {
+    C v = load(in[i]);
+    out[i] = store<T>(v * C(0.5) * (C(1) + fast_erf(v * C(0.70710678118654752440))));
+  }
+}
+
+template <typename T>
+Kernel gelu_typed(const Graph& graph, int32_t id) {
+  int32_t x = graph.node(id).inputs[0];
+  int64_t n = shape_numel(graph.node(id).shape);
+  return {[=](const Buffers& buffers, std::byte*) {
+    const T* in = buffers.at<T>(x);
+    T* out = buffers.at<T>(id);
+    parallel_for(n, kGrain, [&](int64_t begin, int64_t end) { gelu_loop(in, out, begin, end); });
+  }};
+}
+
+// logsumexp(row) - row[label]: the exponentials in the compute type, their sum in double.
+template <typename T>
+KILN_CPU_CLONES double row_loss(const T* row, int64_t classes, int64_t label) {
+  using C = Compute<T>;
+  C max = -std::numeric_limits<C>::infinity();
+  for (int64_t c = 0; c < classes; ++c) {
+    C v = load(row[c]);
+    max = v != v || v > max ? v : max;
+  }
+  double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t c = 0; c < classes; ++c) sum += static_cast<double>(fast_exp(load(row[c]) - max));
+  return static_cast<double>(max) + std::log(sum) - static_cast<double>(load(row[label]));
+}
+
+// Mean over rows whose label is not ignore_index of logsumexp(row) - row[label]; with every row
+// ignored, 0/0 = NaN as in torch. Labels are checked before anything is computed; rows' losses
+// go to scratch, then are summed in order.
+template <typename T>
+Kernel cross_entropy_typed(const Graph& graph, int32_t id) {
+  const Node& node = graph.node(id);
+  int32_t logits = node.inputs[0], labels = node.inputs[1];
+  int64_t rows = graph.node(logits).shape[0], classes = graph.node(logits).shape[1];
+  bool wide = graph.node(labels).dtype == DType::i64;
+  int64_t ignore = node.attr<CrossEntropyAttrs>().ignore_index;
+  int64_t scratch = rows * static_cast<int64_t>(sizeof(double));
+  return {[=](const Buffers& buffers, std::byte* scratch_bytes) {
+    auto label = [&](int64_t r) {
+      return wide ? buffers.at<int64_t>(labels)[r] : buffers.at<int32_t>(labels)[r];
+    };
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t l = label(r);
+      check(l == ignore || (l >= 0 && l < classes), "cross_entropy", "label ", l, " of row ", r,
+            " is outside [0, ", classes, ")");
+    }
+    const T* in = buffers.at<T>(logits);
+    auto* losses = reinterpret_cast<double*>(scratch_bytes);
+    parallel_for(rows, grain_for(classes), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        int64_t l = label(r);
+        losses[r] = l == ignore ? 0.0 : row_loss(in + r * classes, classes, l);
+      }
+    });
+    double total = 0.0;
+    int64_t counted = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      if (label(r) == ignore) continue;
+      total += losses[r];
+      ++counted;
+    }
+    *buffers.at<T>(id) = store<T>(static_cast<Compute<T>>(total / static_cast<double>(counted)));
+  }, scratch};
+}
+
+template <typename T>
+KILN_CPU_CLONES void dropout_loop(const T* in, const uint32_t* bits, T* out, int64_t count,
+                                  uint32_t threshold, Compute<T> scale) {
+  using C = Compute<T>;
+  for (int64_t i = 0; i < count; ++i) {
+    out[i] = store<T>(bits[i] >= threshold ? load(in[i]) * scale : C(0));
+  }
+}
+
+// keep = bits >= threshold, threshold = min(floor(rate * 2^32), 2^32 - 1); kept values are scaled
+// by 1 / (1 - rate). The bits are drawn a chunk of blocks at a time into the stack, never stored.
+template <typename T>
+Kernel dropout_typed(const Graph& graph, int32_t id) {
+  using C = Compute<T>;
+  constexpr int64_t kBlocks = 256;
+  const Node& node = graph.node(id);
+  const DropoutAttrs& attrs = node.attr<DropoutAttrs>();
+  int32_t x = node.inputs[0], seed = node.inputs[1], offset = node.inputs[2];
+  auto threshold = static_cast<uint32_t>(std::min(std::floor(attrs.rate * 0x1p32), 0x1p32 - 1));
+  auto scale = static_cast<C>(1.0 / (1.0 - attrs.rate));
+  uint32_t stream = attrs.stream;
+  int64_t n = shape_numel(node.shape);
+  int64_t chunks = (n + 4 * kBlocks - 1) / (4 * kBlocks);
+  return {[=](const Buffers& buffers, std::byte*) {
+    int64_t seed_value = *buffers.at<int64_t>(seed), offset_value = *buffers.at<int64_t>(offset);
+    const T* in = buffers.at<T>(x);
+    T* out = buffers.at<T>(id);
+    parallel_for(chunks, kGrain / (4 * kBlocks), [&](int64_t begin, int64_t end) {
+      uint32_t bits[4 * kBlocks];
+      for (int64_t chunk = begin; chunk < end; ++chunk) {
+        int64_t first = chunk * 4 * kBlocks, count = std::min(4 * kBlocks, n - first);
+        philox_blocks(seed_value, offset_value, stream, chunk * kBlocks, (count + 3) / 4, bits);
+        dropout_loop(in + first, bits, out + first, count, threshold, scale);
+      }
+    });
+  }};
+}
+
+}  // namespace
+
+Kernel make_softmax(const Graph& graph, int32_t id) {
+  return visit_floating("softmax", graph.node(id).dtype,
+                        [&]<typename T>() { return softmax_typed<T>(graph, id, false); });
+}
+
+Kernel make_log_softmax(const Graph& graph, int32_t id) {
+  return visit_floating("log_softmax", graph.node(id).dtype,
+                        [&]<typename T>() { return softmax_typed<T>(graph, id, true); });
+}
+
+Kernel make_layer_norm(const Graph& graph, int32_t id) {
+  return visit_floating("layer_norm", graph.node(id).dtype,
+                        [&]<typename T>() { return layer_norm_typed<T>(graph, id); });
+}
+
+Kernel make_gelu(const Graph& graph, int32_t id) {
+  return visit_floating("gelu", graph.node(id).dtype,
+                        [&]<typename T>() { return gelu_typed<T>(graph, id); });
+}
+
+Kernel make_cross_entropy(const Graph& graph, int32_t id) {
+  return visit_floating("cross_entropy", graph.node(id).dtype,
+                        [&]<typename T>() { return cross_entropy_typed<T>(graph, id); });
+}
+
+Kernel make_dropout(const Graph& graph, int32_t id) {
+  return visit_floating("dropout", graph.node(id).dtype,
+                        [&]<typename T>() { return dropout_typed<T>(graph, id); });
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,272 @@
+// CPU kernel of dot_general. f32 x f32 -> f32 and bf16 x bf16 -> f32/bf16 go to a oneDNN matmul
+// primitive made at compile time, reading each operand in place when its dims collapse to a
+// strided [batch, rows, cols] view and copying it to that layout (in scratch) otherwise; the rhs is
+// then reordered into the blocked layout oneDNN's kernels prefer. Other dtypes (f64, f16,
+// integers, mixed widths) use a plain loop over the copied operands.
+#include <omp.h>
+
+#include <cstring>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <string_view>
+
+#include "kiln/backends/cpu/dot_layout.h"
+#include "kiln/backends/cpu/kernel.h"
+#include "kiln/backends/cpu/parallel.h"
+#include "kiln/backends/cpu/typed.h"
+
+namespace kiln::cpu {
+namespace {
+
+dnnl::engine& cpu_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+dnnl::stream& cpu_stream() {
+  static dnnl::stream stream(cpu_engine());
+  return stream;
+}
+
+std::optional<dnnl::memory::data_type> dnnl_type(DType dtype) {
+  switch (dtype) {
+    case DType::f32: return dnnl::memory::data_type::f32;
+    case DType::bf16: return dnnl::memory::data_type::bf16;
+    default: return std::nullopt;
+  }
+}
+
+// A plain matrix when the batch is 1 (the widest choice of implementations), else 3-D.
+dnnl::memory::dims matrix_dims(const MatrixView& view) {
+  if (view.sizes[0] == 1) return {view.sizes[1], view.sizes[2]};
+  return {view.sizes[0], view.sizes[1], view.sizes[2]};
+}
+
+dnnl::memory::desc matrix_desc(const MatrixView& view, dnnl::memory::data_type type) {
+  if (view.sizes[0] == 1) return {matrix_dims(view), type, {view.strides[1], view.strides[2]}};
+  return {matrix_dims(view), type, {view.strides[0], view.strides[1], view.strides[2]}};
+}
+
+// Scratch where needed: operand copies, the packed rhs, the loop's accumulators.
+struct Scratch {
+  int64_t lhs = -1, rhs = -1, packed = -1, accumulators = -1;  // byte offsets; -1: none
+  int64_t bytes = 0;
+
+  int64_t take(int64_t size) {
+    int64_t offset = bytes;
+    bytes += (size + 63) / 64 * 64;
+    return offset;
+  }
+};
+
+struct Operands {
+  int32_t lhs, rhs, out;
+  StridedCopy lhs_copy, rhs_copy;
+};
+
+// Points a and b at the operands, copying those that need it into scratch first.
+void prepare(const Operands& o, const Scratch& s, const Buffers& buffers, std::byte* scratch,
+             const std::byte*& a, const std::byte*& b) {
+  a = buffers.at<std::byte>(o.lhs);
+  b = buffers.at<std::byte>(o.rhs);
+  if (s.lhs >= 0) {
+    run_copy(o.lhs_copy, scratch + s.lhs, a);
+    a = scratch + s.lhs;
+  }
+  if (s.rhs >= 0) {
+    run_copy(o.rhs_copy, scratch + s.rhs, b);
+    b = scratch + s.rhs;
+  }
+}
+
+struct Matmul {
+  dnnl::matmul::primitive_desc pd;
+  bool packed;  // its weights layout differs from the rhs view: reorder the rhs first
+};
+
+// Whether to let oneDNN pick the weights (rhs) layout, blocked for its brgemm kernels, at the cost
+// of one reorder of the rhs per run. Measured with oneDNN 2.6 on 2 AVX-512 cores: plain rows of
+// thousands of columns thrash the cache (4096x768x3072: f32 150 GFLOP/s plain, 300 packed; bf16
+// 1330 and 1560), while small weights or few lhs rows lose to the reorder (1024x128x512 bf16:
+// 1890 plain, 1370 packed; 128x1024x512 bf16: 1720 and 650).
+bool worth_packing(const DotLayout& layout) {
+  return layout.m >= 512 && layout.k * layout.n >= (int64_t{1} << 21);
+}
+
+// A oneDNN matmul on the given views, with packed weights first when `try_packed`, then plain;
+// empty when oneDNN has no implementation, or only its slow reference one (then the caller tries
+// dense copies).
+std::optional<Matmul> matmul_desc(const MatrixView& lhs, const MatrixView& rhs,
+                                  const MatrixView& out, dnnl::memory::data_type in_type,
+                                  dnnl::memory::data_type out_type, bool try_packed) {
+  dnnl::memory::desc plain = matrix_desc(rhs, in_type);
+  for (bool pack : {true, false}) {
+    if (pack && !try_packed) continue;
+    try {
+      dnnl::memory::desc weights =
+          pack ? dnnl::memory::desc(matrix_dims(rhs), in_type, dnnl::memory::format_tag::any)
+               : plain;
+      dnnl::matmul::desc desc(matrix_desc(lhs, in_type), weights, matrix_desc(out, out_type));
+      dnnl::matmul::primitive_desc pd(desc, cpu_engine());
+      if (std::string_view(pd.impl_info_str()).starts_with("ref")) continue;
+      return Matmul{pd, pd.weights_desc() != plain};
+    } catch (const dnnl::error&) {
+    }
+  }
+  return std::nullopt;
+}
+
+// Runs a primitive through the C API with an argument array built once (the C++ execute() builds
+// a map per call).
+void execute(const dnnl::primitive& primitive, const std::vector<dnnl_exec_arg_t>& args) {
+  dnnl_status_t status = dnnl_primitive_execute(primitive.get(), cpu_stream().get(),
+                                                static_cast<int>(args.size()), args.data());
+  check(status == dnnl_success, "dot_general", "oneDNN failed (status ", static_cast<int>(status),
+        ")");
+}
+
+std::optional<Kernel> onednn_kernel(const Node& node, const DotLayout& layout, Operands o,
+                                    DType in_dtype) {
+  auto in_type = dnnl_type(in_dtype);
+  auto out_type = dnnl_type(node.dtype);
+  if (!in_type || !out_type || (in_dtype == DType::f32 && node.dtype != DType::f32)) {
+    return std::nullopt;
+  }
+  MatrixView out = dense_view(layout.batch, layout.m, layout.n);
+  Scratch s;
+  MatrixView lhs = layout.lhs_view.value_or(dense_view(layout.batch, layout.m, layout.k));
+  MatrixView rhs = layout.rhs_view.value_or(dense_view(layout.batch, layout.k, layout.n));
+  std::optional<Matmul> matmul;
+  bool try_packed = worth_packing(layout);
+  if (layout.lhs_view && layout.rhs_view) {
+    matmul = matmul_desc(lhs, rhs, out, *in_type, *out_type, try_packed);
+  }
+  if (!matmul) {  // copy what does not collapse, or everything when the views were too exotic
+    bool copy_both = layout.lhs_view && layout.rhs_view;
+    size_t element = dtype_size(in_dtype);
+    if (copy_both || !layout.lhs_view) {
+      lhs = dense_view(layout.batch, layout.m, layout.k);
+      s.lhs = s.take(layout.batch * layout.m * layout.k * static_cast<int64_t>(element));
+    }
+    if (copy_both || !layout.rhs_view) {
+      rhs = dense_view(layout.batch, layout.k, layout.n);
+      s.rhs = s.take(layout.batch * layout.k * layout.n * static_cast<int64_t>(element));
+    }
+    matmul = matmul_desc(lhs, rhs, out, *in_type, *out_type, try_packed);
+    if (!matmul) return std::nullopt;
+  }
+  const dnnl::matmul::primitive_desc& pd = matmul->pd;
+  dnnl::matmul primitive(pd);
+  dnnl::memory src(pd.src_desc(), cpu_engine(), DNNL_MEMORY_NONE);
+  dnnl::memory weights(pd.weights_desc(), cpu_engine(), DNNL_MEMORY_NONE);
+  dnnl::memory dst(pd.dst_desc(), cpu_engine(), DNNL_MEMORY_NONE);
+  std::vector<dnnl_exec_arg_t> args = {
+      {DNNL_ARG_SRC, src.get()}, {DNNL_ARG_WEIGHTS, weights.get()}, {DNNL_ARG_DST, dst.get()}};
+  // The reorder of the rhs into the packed weights (a no-op primitive when not packed).
+  dnnl::memory plain(matrix_desc(rhs, *in_type), cpu_engine(), DNNL_MEMORY_NONE);
+  dnnl::primitive pack;
+  std::vector<dnnl_exec_arg_t> pack_args = {{DNNL_ARG_FROM, plain.get()},
+                                            {DNNL_ARG_TO, weights.get()}};
+  if (matmul->packed) {
+    s.packed = s.take(static_cast<int64_t>(pd.weights_desc().get_size()));
+    pack = dnnl::reorder(
+        dnnl::reorder::primitive_desc(cpu_engine(), plain.get_desc(), cpu_engine(),
+                                      pd.weights_desc()));
+  }
+  return Kernel{[=](const Buffers& buffers, std::byte* scratch) {
+    const std::byte *a, *b;
+    prepare(o, s, buffers, scratch, a, b);
+    src.set_data_handle(const_cast<std::byte*>(a));
+    dst.set_data_handle(buffers.at<std::byte>(o.out));
+    if (s.packed >= 0) {
+      plain.set_data_handle(const_cast<std::byte*>(b));
+      weights.set_data_handle(scratch + s.packed);
+      execute(pack, pack_args);
+    } else {
+      weights.set_data_handle(const_cast<std::byte*>(b));
+    }
+    execute(primitive, args);
+    cpu_stream().wait();
+  }, s.bytes};
+}
+
+// out[b, i, :] = sum over p of lhs[b, i, p] * rhs[b, p, :], in the accumulator type A, one
+// accumulator row per thread.
+template <typename T, typename Out, typename A>
+Kernel loop_kernel(const DotLayout& layout, Operands o) {
+  Scratch s;
+  s.lhs = s.take(layout.batch * layout.m * layout.k * static_cast<int64_t>(sizeof(T)));
+  s.rhs = s.take(layout.batch * layout.k * layout.n * static_cast<int64_t>(sizeof(T)));
+  s.accumulators = s.take(kernel_threads() * layout.n * static_cast<int64_t>(sizeof(A)));
+  int64_t batch = layout.batch, m = layout.m, k = layout.k, n = layout.n;
+  return {[=](const Buffers& buffers, std::byte* scratch) {
+    const std::byte *a_bytes, *b_bytes;
+    prepare(o, s, buffers, scratch, a_bytes, b_bytes);
+    const T* a = reinterpret_cast<const T*>(a_bytes);
+    const T* b = reinterpret_cast<const T*>(b_bytes);
+    Out* out = buffers.at<Out>(o.out);
+    parallel_for(batch * m, grain_for(k * n),
+                 [&](int64_t begin, int64_t end) {
+      A* acc = reinterpret_cast<A*>(scratch + s.accumulators) + omp_get_thread_num() * n;
+      for (int64_t row = begin; row < end; ++row) {
+        const T* b_matrix = b + row / m * k * n;
+        std::fill_n(acc, n, A(0));
+        for (int64_t p = 0; p < k; ++p) {
+          auto x = static_cast<A>(load(a[row * k + p]));
+          const T* b_row = b_matrix + p * n;
+          for (int64_t j = 0; j < n; ++j) {
+            if constexpr (std::integral<A>) {
+              auto product = static_cast<uint64_t>(x) * static_cast<uint64_t>(load(b_row[j]));
+              acc[j] = static_cast<A>(static_cast<uint64_t>(acc[j]) + product);
+            } else {
+              acc[j] += x * static_cast<A>(load(b_row[j]));
+            }
+          }
+        }
+        for (int64_t j = 0; j < n; ++j) out[row * n + j] = store<Out>(acc[j]);
+      }
+    });
+  }, s.bytes};
+}
+
+// Accumulates in double when f64 is involved, in float for other floating types, in wrapping
+// int64 for integers.
+Kernel fallback_kernel(const Node& node, const DotLayout& layout, Operands o, DType in_dtype) {
+  return visit_numeric("dot_general", in_dtype, [&]<typename T>() {
+    return visit_numeric("dot_general", node.dtype, [&]<typename Out>() -> Kernel {
+      if constexpr (FloatStorage<T> != FloatStorage<Out>) {
+        fail("dot_general", "no CPU kernel for ", dtype_name(in_dtype), " -> ",
+             dtype_name(node.dtype));
+      } else if constexpr (!FloatStorage<T>) {
+        return loop_kernel<T, Out, int64_t>(layout, o);
+      } else if constexpr (std::same_as<T, double> || std::same_as<Out, double>) {
+        return loop_kernel<T, Out, double>(layout, o);
+      } else {
+        return loop_kernel<T, Out, float>(layout, o);
+      }
+    });
+  });
+}
+
+}  // namespace
+
+Kernel make_dot_general(const Graph& graph, int32_t id) {
+  const Node& node = graph.node(id);
+  const Node& lhs = graph.node(node.inputs[0]);
+  const Node& rhs = graph.node(node.inputs[1]);
+  DotLayout layout = dot_layout(lhs.shape, rhs.shape, node.attr<DotAttrs>());
+  size_t element = dtype_size(lhs.dtype);
+  Operands o{node.inputs[0], node.inputs[1], id,
+             canonical_copy(lhs.shape, layout.lhs_order, element),
+             canonical_copy(rhs.shape, layout.rhs_order, element)};
+  int64_t out_bytes = shape_numel(node.shape) * static_cast<int64_t>(dtype_size(node.dtype));
+  if (out_bytes == 0) return {[](const Buffers&, std::byte*) {}};
+  if (layout.k == 0) {  // empty sums: zeros (all dtypes have an all-zero-bits zero)
+    return {[=](const Buffers& buffers, std::byte*) {
+      std::memset(buffers.at<std::byte>(id), 0, static_cast<size_t>(out_bytes));
+    }};
+  }
+  if (std::optional<Kernel> kernel = onednn_kernel(node, layout, o, lhs.dtype)) return *kernel;
+  return fallback_kernel(node, layout, o, lhs.dtype);
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,136 @@
+// CPU kernels of gather and scatter_add along one axis. Indices are checked before any data moves:
+// one outside the axis is an Error naming the op, the index and its position, as in the reference.
+#include <cstring>
+
+#include "kiln/backends/cpu/kernel.h"
+#include "kiln/backends/cpu/parallel.h"
+#include "kiln/backends/cpu/typed.h"
+
+namespace kiln::cpu {
+namespace {
+
+// The operand viewed as [outer, size, inner] around the axis; indices select along `size`.
+struct AxisView {
+  int64_t outer = 1, size = 1, inner = 1;
+};
+
+AxisView axis_view(const Shape& operand, int64_t axis) {
+  AxisView view;
+  for (size_t d = 0; d < operand.size(); ++d) {
+    auto dim = static_cast<int64_t>(d);
+    (dim < axis ? view.outer : dim == axis ? view.size : view.inner) *= operand[d];
+  }
+  return view;
+}
+
+// Flat position `flat` of `shape` as a multi-index, printed as "(1,0)".
+std::string index_str(int64_t flat, const Shape& shape) {
+  Shape index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return shape_str(index);
+}
+
+// Reads the indices (i32 or i64) and checks each against the axis size.
+struct IndexReader {
+  std::string_view op;
+  int32_t id;
+  DType dtype;
+  Shape shape;
+  int64_t size;
+
+  int64_t at(const Buffers& buffers, int64_t j) const {
+    return dtype == DType::i32 ? buffers.at<int32_t>(id)[j] : buffers.at<int64_t>(id)[j];
+  }
+  void check_all(const Buffers& buffers) const {
+    for (int64_t j = 0; j < shape_numel(shape); ++j) {
+      int64_t index = at(buffers, j);
+      if (index < 0 || index >= size) {  // the message is built only then: it allocates
+        fail(op, "index ", index, " at position ", index_str(j, shape),
+             " of the indices is outside [0, ", size, ")");
+      }
+    }
+  }
+};
+
+IndexReader index_reader(const Graph& graph, const Node& node, int64_t size) {
+  const Node& indices = graph.node(node.inputs[1]);
+  check(indices.dtype == DType::i32 || indices.dtype == DType::i64, op_name(node.op),
+        "indices must be i32 or i64, got ", dtype_name(indices.dtype));
+  return {op_name(node.op), node.inputs[1], indices.dtype, indices.shape, size};
+}
+
+}  // namespace
+
+Kernel make_gather(const Graph& graph, int32_t id) {
+  const Node& node = graph.node(id);
+  int32_t operand = node.inputs[0];
+  AxisView view = axis_view(graph.node(operand).shape, node.attr<GatherAttrs>().axis);
+  IndexReader indices = index_reader(graph, node, view.size);
+  int64_t count = shape_numel(indices.shape);
+  size_t block = static_cast<size_t>(view.inner) * dtype_size(node.dtype);
+  return {[=](const Buffers& buffers, std::byte*) {
+    indices.check_all(buffers);
+    const std::byte* in = buffers.at<std::byte>(operand);
+    std::byte* out = buffers.at<std::byte>(id);
+    parallel_for(view.outer * count, grain_for(view.inner),
+                 [&](int64_t begin, int64_t end) {
+      for (int64_t item = begin; item < end; ++item) {
+        int64_t o = item / count, source = o * view.size + indices.at(buffers, item % count);
+        std::memcpy(out + static_cast<size_t>(item) * block,
+                    in + static_cast<size_t>(source) * block, block);
+      }
+    });
+  }};
+}
+
+// The operand copied, then each update row added at its index; duplicates accumulate in order.
+// Half types accumulate in f32 scratch and round once at the end.
+Kernel make_scatter_add(const Graph& graph, int32_t id) {
+  const Node& node = graph.node(id);
+  int32_t operand = node.inputs[0], updates = node.inputs[2];
+  AxisView view = axis_view(node.shape, node.attr<GatherAttrs>().axis);
+  IndexReader indices = index_reader(graph, node, view.size);
+  int64_t count = shape_numel(indices.shape), n = shape_numel(node.shape);
+  return visit_numeric("scatter_add", node.dtype, [&]<typename T>() -> Kernel {
+    using A = std::conditional_t<HalfStorage<T>, float, T>;  // the accumulator's storage
+    int64_t scratch = HalfStorage<T> ? n * static_cast<int64_t>(sizeof(float)) : 0;
+    return {[=](const Buffers& buffers, std::byte* scratch_bytes) {
+      indices.check_all(buffers);
+      const T* in = buffers.at<T>(operand);
+      const T* rows = buffers.at<T>(updates);
+      T* out = buffers.at<T>(id);
+      A* acc = HalfStorage<T> ? reinterpret_cast<A*>(scratch_bytes) : reinterpret_cast<A*>(out);
+      parallel_for(n, kGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) acc[i] = store<A>(load(in[i]));
+      });
+      // Outer slices are independent; within one, rows land in index order.
+      parallel_for(view.outer, grain_for(count * view.inner),
+                   [&](int64_t begin, int64_t end) {
+        for (int64_t o = begin; o < end; ++o) {
+          for (int64_t j = 0; j < count; ++j) {
+            A* slot = acc + (o * view.size + indices.at(buffers, j)) * view.inner;
+            const T* row = rows + (o * count + j) * view.inner;
+            for (int64_t e = 0; e < view.inner; ++e) {
+              if constexpr (std::integral<A>) {
+                slot[e] = store<A>(static_cast<int64_t>(static_cast<uint64_t>(load(slot[e])) +
+                                                        static_cast<uint64_t>(load(row[e]))));
+              } else {
+                slot[e] = slot[e] + load(row[e]);
+              }
+            }
+          }
+        }
+      });
+      if constexpr (HalfStorage<T>) {
+        parallel_for(n, kGrain, [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) out[i] = store<T>(acc[i]);
+        });
+      }
+    }, scratch};
+  });
+}
+
+}  // namespace kiln::cpu

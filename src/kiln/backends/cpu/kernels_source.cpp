@@ -1,0 +1,87 @@
+// CPU kernels of the computed sources: iota and Philox random bits (inputs and constants need
+// none: their buffers are the arguments and the graph's constants).
+#include <algorithm>
+
+#include "kiln/backends/cpu/kernel.h"
+#include "kiln/backends/cpu/parallel.h"
+#include "kiln/backends/cpu/typed.h"
+
+namespace kiln::cpu {
+namespace {
+
+// Philox-4x32-10 exactly as kiln/ir/philox.cpp defines it, inline and over many blocks at once, so
+// that the 32x32->64-bit multiplies vectorise (the tests compare every bit with the reference).
+KILN_CPU_CLONES void philox_range(uint32_t key0, uint32_t key1, uint32_t stream,
+                                  uint32_t offset_lo, uint32_t offset_hi, int64_t first,
+                                  int64_t blocks, uint32_t* words) {
+  for (int64_t j = 0; j < blocks; ++j) {
+    uint32_t c0 = static_cast<uint32_t>(first + j), c1 = stream, c2 = offset_lo, c3 = offset_hi;
+    uint32_t k0 = key0, k1 = key1;
+    for (int round = 0; round < 10; ++round) {
+      uint64_t product0 = uint64_t{0xD2511F53} * c0;
+      uint64_t product1 = uint64_t{0xCD9E8D57} * c2;
+      uint32_t next0 = static_cast<uint32_t>(product1 >> 32) ^ c1 ^ k0;
+      uint32_t next2 = static_cast<uint32_t>(product0 >> 32) ^ c3 ^ k1;
+      c1 = static_cast<uint32_t>(product1);
+      c3 = static_cast<uint32_t>(product0);
+      c0 = next0;
+      c2 = next2;
+      k0 += 0x9E3779B9;
+      k1 += 0xBB67AE85;
+    }
+    words[4 * j] = c0;
+    words[4 * j + 1] = c1;
+    words[4 * j + 2] = c2;
+    words[4 * j + 3] = c3;
+  }
+}
+
+}  // namespace
+
+void philox_blocks(int64_t seed, int64_t offset, uint32_t stream, int64_t first, int64_t blocks,
+                   uint32_t* words) {
+  auto useed = static_cast<uint64_t>(seed);
+  auto uoffset = static_cast<uint64_t>(offset);
+  philox_range(static_cast<uint32_t>(useed), static_cast<uint32_t>(useed >> 32), stream,
+               static_cast<uint32_t>(uoffset), static_cast<uint32_t>(uoffset >> 32), first, blocks,
+               words);
+}
+
+Kernel make_iota(const Graph& graph, int32_t id) {
+  const Node& node = graph.node(id);
+  auto dim = static_cast<size_t>(node.attr<IotaAttrs>().dim);
+  int64_t stride = 1;
+  for (size_t d = dim + 1; d < node.shape.size(); ++d) stride *= node.shape[d];
+  int64_t size = node.shape[dim], n = shape_numel(node.shape);
+  return visit_numeric("iota", node.dtype, [&]<typename T>() -> Kernel {
+    return {[=](const Buffers& buffers, std::byte*) {
+      T* out = buffers.at<T>(id);
+      parallel_for(n, kGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) out[i] = store<T>(i / stride % size);
+      });
+    }};
+  });
+}
+
+Kernel make_random_bits(const Graph& graph, int32_t id) {
+  const Node& node = graph.node(id);
+  check(node.dtype == DType::u32, "random_bits", "produces u32, not ", dtype_name(node.dtype));
+  int32_t seed = node.inputs[0], offset = node.inputs[1];
+  uint32_t stream = node.attr<RandomBitsAttrs>().stream;
+  int64_t n = shape_numel(node.shape);
+  return {[=](const Buffers& buffers, std::byte*) {
+    int64_t seed_value = *buffers.at<int64_t>(seed), offset_value = *buffers.at<int64_t>(offset);
+    uint32_t* bits = buffers.at<uint32_t>(id);
+    int64_t full = n / 4;
+    parallel_for(full, kGrain / 4, [&](int64_t begin, int64_t end) {
+      philox_blocks(seed_value, offset_value, stream, begin, end - begin, bits + 4 * begin);
+    });
+    if (n % 4 != 0) {  // the last, partial block
+      uint32_t words[4];
+      philox_blocks(seed_value, offset_value, stream, full, 1, words);
+      std::copy(words, words + n % 4, bits + 4 * full);
+    }
+  }};
+}
+
+}  // namespace kiln::cpu

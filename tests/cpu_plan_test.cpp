@@ -1,0 +1,131 @@
+// Structure of the CPU backend's compiled programs: the arena plan never lets two buffers that
+// are live at the same step overlap, its size is what liveness allows, reshapes cost neither a
+// kernel nor memory, and outputs live outside the arena.
+#include <random>
+
+#include "cpu_test_util.h"
+#include "kiln/backends/cpu/memory_plan.h"
+#include "kiln/ir/error.h"
+
+namespace kiln {
+namespace {
+
+using cpu::BufferRequest;
+using cpu::MemoryPlan;
+
+// Every pair of buffers with intersecting lifetimes is disjoint in memory, and inside the arena.
+void expect_no_overlap(const MemoryPlan& plan) {
+  ASSERT_EQ(plan.offsets.size(), plan.buffers.size());
+  for (size_t a = 0; a < plan.buffers.size(); ++a) {
+    const BufferRequest& x = plan.buffers[a];
+    EXPECT_EQ(plan.offsets[a] % 64, 0);
+    EXPECT_LE(plan.offsets[a] + x.bytes, plan.arena_bytes);
+    for (size_t b = a + 1; b < plan.buffers.size(); ++b) {
+      const BufferRequest& y = plan.buffers[b];
+      if (x.bytes == 0 || y.bytes == 0 || x.last < y.first || y.last < x.first) continue;
+      bool disjoint = plan.offsets[a] + x.bytes <= plan.offsets[b] ||
+                      plan.offsets[b] + y.bytes <= plan.offsets[a];
+      EXPECT_TRUE(disjoint) << "buffers " << a << " and " << b << " overlap";
+    }
+  }
+}
+
+TEST(CpuPlan, RandomLifetimesNeverOverlap) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<BufferRequest> requests;
+    for (int i = 0; i < 200; ++i) {
+      auto first = static_cast<int32_t>(rng() % 100);
+      requests.push_back({static_cast<int64_t>(rng() % 5000), first,
+                          first + static_cast<int32_t>(rng() % 20)});
+    }
+    MemoryPlan plan = cpu::plan_memory(requests);
+    expect_no_overlap(plan);
+    int64_t total = 0;
+    for (const BufferRequest& r : requests) total += (r.bytes + 63) / 64 * 64;
+    EXPECT_LE(plan.arena_bytes, total);
+  }
+}
+
+// x -> exp(x * 0.5) -> ... -> output: each intermediate dies once the next step has read it, so
+// three buffers (the broadcast scalar, the product, the previous exp) suffice for any length.
+TEST(CpuPlan, ChainReusesTwoBuffers) {
+  Graph graph;
+  testing::Feeds feeds(graph);
+  Value x = feeds.any(DType::f32, {1024});
+  for (int i = 0; i < 10; ++i) x = exp(x * 0.5);
+  auto executable = make_cpu_backend()->compile(graph, {x});
+  auto& cpu = dynamic_cast<CpuExecutable&>(*executable);
+  // 10 muls and 10 exps (scalar constants are broadcast by their own kernels).
+  EXPECT_EQ(cpu.kernel_count(), 30);
+  expect_no_overlap(cpu.memory_plan());
+  EXPECT_EQ(cpu.memory_plan().arena_bytes, 3 * 4096);
+  testing::expect_matches_reference(graph, {x}, feeds.arguments());
+}
+
+// Reshapes alias their operand: no kernel, no buffer; an output seen through a reshape is
+// written straight into the output tensor.
+TEST(CpuPlan, ReshapesAreFree) {
+  Graph graph;
+  testing::Feeds feeds(graph);
+  Value x = feeds.any(DType::f32, {4, 6});
+  Value y = reshape(exp(reshape(neg(x), {24})), {6, 4});
+  auto executable = make_cpu_backend()->compile(graph, {y});
+  auto& cpu = dynamic_cast<CpuExecutable&>(*executable);
+  EXPECT_EQ(cpu.kernel_count(), 2);
+  EXPECT_EQ(cpu.memory_plan().arena_bytes, 128);  // neg's 96 bytes, aligned; exp's is the output
+  testing::expect_matches_reference(graph, {y}, feeds.arguments());
+}
+
+// An executable owns what it runs: the caller's graph may go, and runs repeat exactly.
+TEST(CpuPlan, ExecutableOutlivesGraphAndRepeats) {
+  std::vector<Tensor> arguments;
+  std::unique_ptr<Executable> executable;
+  std::vector<Tensor> first;
+  {
+    Graph graph;
+    testing::Feeds feeds(graph);
+    Value x = feeds.any(DType::f32, {3, 5});
+    executable = make_cpu_backend()->compile(graph, {softmax(x * 2.0), reduce_sum(x, {1})});
+    arguments = feeds.arguments();
+    first = executable->run(arguments);
+  }
+  std::vector<Tensor> second = executable->run(arguments);
+  testing::expect_outputs_close(second, first, 0.0);
+}
+
+TEST(CpuPlan, ArgumentErrorsNameTheInput) {
+  Graph graph;
+  Value x = graph.input("tokens", DType::i32, {2, 3});
+  auto executable = make_cpu_backend()->compile(graph, {x + x});
+  try {
+    executable->run({Tensor(DType::f32, {2, 3})});
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tokens"), std::string::npos) << e.what();
+  }
+}
+
+// Run-time index errors are Errors naming the op, as in the reference.
+TEST(CpuPlan, BadIndicesAreErrors) {
+  Graph graph;
+  Value table = graph.input("table", DType::f32, {4, 2});
+  Value ids = graph.input("ids", DType::i32, {3});
+  Value labels = graph.input("labels", DType::i64, {4});
+  auto backend = make_cpu_backend();
+  auto gathered = backend->compile(graph, {gather(table, ids, 0)});
+  auto loss = backend->compile(graph, {cross_entropy(table, labels)});
+  Tensor t(DType::f32, {4, 2});
+  Tensor bad_ids = Tensor::from_doubles(DType::i32, {3}, {0, 4, 1});
+  Tensor bad_labels = Tensor::from_doubles(DType::i64, {4}, {0, 1, 2, -100});
+  EXPECT_THROW(gathered->run({t, bad_ids, Tensor(DType::i64, {4})}), Error);
+  EXPECT_THROW(loss->run({t, Tensor(DType::i32, {3}), bad_labels}), Error);
+  Value a = graph.input("a", DType::i32, {2});
+  auto divide = backend->compile(graph, {a / a});
+  EXPECT_THROW(divide->run({t, Tensor(DType::i32, {3}), bad_labels,
+                            Tensor::from_doubles(DType::i32, {2}, {1, 0})}),
+               Error);
+}
+
+}  // namespace
+}  // namespace kiln
