@@ -99,7 +99,7 @@ TEST(CliErrors, UnknownDeviceAndTaskListTheChoices) {
   fs::path dir = testing::scratch_folder();
   testing::CommandResult device = run_kiln("train --device tpu0");
   EXPECT_EQ(device.exit_code, 1);
-  EXPECT_NE(device.output.find("unknown device 'tpu0'; the devices are: auto, reference"),
+  EXPECT_NE(device.output.find("unknown device 'tpu0'; the devices are: auto, cpu, reference"),
             std::string::npos)
       << device.output;
   testing::CommandResult task = run_kiln("evaluate --task question_answering");

@@ -1,4 +1,5 @@
 // The flags of the run commands, their checks, and the choice of backend.
+#include "kiln/backends/cpu/cpu_backend.h"
 #include "kiln/backends/reference/reference_backend.h"
 #include "kiln/ir/error.h"
 #include "kiln/train/training_arguments_cli.h"
@@ -27,13 +28,15 @@ void finish_arguments(TrainingArguments& args) {
   check(args.task == "classification", "--task", "'", args.task,
         "' is not supported yet; the tasks are: classification");
   check(!args.bf16, "--bf16",
-        "bf16 mixed precision needs the CPU or CUDA backend; the reference backend computes in "
-        "float32 only");
+        "bf16 mixed precision is not implemented yet (it needs the compiler's mixed-precision "
+        "pass); train in float32");
 }
 
+// auto picks the best backend present: the CPU backend until the CUDA and PJRT ones land.
 std::unique_ptr<Backend> make_backend(const TrainingArguments& args) {
-  check(args.device == "auto" || args.device == "reference", "--device", "unknown device '",
-        args.device, "'; the devices are: auto, reference");
+  if (args.device == "auto" || args.device == "cpu") return make_cpu_backend();
+  check(args.device == "reference", "--device", "unknown device '", args.device,
+        "'; the devices are: auto, cpu, reference");
   return make_reference_backend();
 }
 
