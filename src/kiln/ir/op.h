@@ -96,6 +96,11 @@ struct DotAttrs {
   Axes lhs_batch, rhs_batch, lhs_contract, rhs_contract;
 };
 
+// The dims of a dot_general operand of `rank` that are neither batch nor contracting, in order.
+Axes dot_free_dims(int64_t rank, const Axes& batch, const Axes& contract);
+// a, then b, then c: an operand's dims regrouped, e.g. (batch, free, contracting).
+Axes concat_axes(const Axes& a, const Axes& b, const Axes& c);
+
 // gather: out = operand.shape[:axis] + indices.shape + operand.shape[axis+1:], picking along axis.
 // scatter_add: operand + updates (shaped like gather's output) added at the same places.
 struct GatherAttrs {

@@ -25,16 +25,6 @@ void normalize_dot_axes(Axes& batch, Axes& contract, int64_t rank, const char* s
   }
 }
 
-// Dims of an operand that are neither batch nor contracting, in operand order.
-Axes free_dims(int64_t rank, const Axes& batch, const Axes& contract) {
-  Axes free;
-  for (int64_t axis = 0; axis < rank; ++axis) {
-    bool bound = std::find(batch.begin(), batch.end(), axis) != batch.end() ||
-                 std::find(contract.begin(), contract.end(), axis) != contract.end();
-    if (!bound) free.push_back(axis);
-  }
-  return free;
-}
 
 Axes range_axes(int64_t begin, int64_t end) {
   Axes axes;
@@ -62,8 +52,8 @@ Value dot_operand_cotangent(Value cotangent, Value other, const Axes& my_batch,
                             const Axes& other_contract, int64_t my_rank, bool mine_is_lhs,
                             DType out_dtype) {
   auto nb = static_cast<int64_t>(my_batch.size());
-  Axes my_free = free_dims(my_rank, my_batch, my_contract);
-  Axes other_free = free_dims(other.rank(), other_batch, other_contract);
+  Axes my_free = dot_free_dims(my_rank, my_batch, my_contract);
+  Axes other_free = dot_free_dims(other.rank(), other_batch, other_contract);
   auto n_my_free = static_cast<int64_t>(my_free.size());
   // The cotangent's dims are batch..., lhs free..., rhs free...
   int64_t other_free_start = mine_is_lhs ? nb + n_my_free : nb;
@@ -120,10 +110,10 @@ Value dot_general(Value lhs, Value rhs, const DotAttrs& dims, std::optional<DTyp
     int64_t r = rs[static_cast<size_t>(attrs.rhs_contract[i])];
     check(l == r, "dot_general", where(), "contracting dims ", l, " vs ", r);
   }
-  for (int64_t axis : free_dims(lhs.rank(), attrs.lhs_batch, attrs.lhs_contract)) {
+  for (int64_t axis : dot_free_dims(lhs.rank(), attrs.lhs_batch, attrs.lhs_contract)) {
     shape.push_back(ls[static_cast<size_t>(axis)]);
   }
-  for (int64_t axis : free_dims(rhs.rank(), attrs.rhs_batch, attrs.rhs_contract)) {
+  for (int64_t axis : dot_free_dims(rhs.rank(), attrs.rhs_batch, attrs.rhs_contract)) {
     shape.push_back(rs[static_cast<size_t>(axis)]);
   }
   return lhs.graph().add_node(OpKind::dot_general, {lhs, rhs}, std::move(attrs), result,
@@ -180,4 +170,21 @@ std::vector<Value> vjp_dot_general(const VjpArgs& args) {
 }
 
 }  // namespace rules
+Axes dot_free_dims(int64_t rank, const Axes& batch, const Axes& contract) {
+  Axes free;
+  for (int64_t axis = 0; axis < rank; ++axis) {
+    bool bound = std::find(batch.begin(), batch.end(), axis) != batch.end() ||
+                 std::find(contract.begin(), contract.end(), axis) != contract.end();
+    if (!bound) free.push_back(axis);
+  }
+  return free;
+}
+
+Axes concat_axes(const Axes& a, const Axes& b, const Axes& c) {
+  Axes all = a;
+  all.insert(all.end(), b.begin(), b.end());
+  all.insert(all.end(), c.begin(), c.end());
+  return all;
+}
+
 }  // namespace kiln

@@ -7,18 +7,6 @@
 namespace kiln::cpu {
 namespace {
 
-Axes free_dims(size_t rank, const Axes& batch, const Axes& contract) {
-  Axes free;
-  for (size_t d = 0; d < rank; ++d) {
-    auto dim = static_cast<int64_t>(d);
-    if (std::find(batch.begin(), batch.end(), dim) == batch.end() &&
-        std::find(contract.begin(), contract.end(), dim) == contract.end()) {
-      free.push_back(dim);
-    }
-  }
-  return free;
-}
-
 int64_t product(const Shape& shape, const Axes& dims) {
   int64_t size = 1;
   for (int64_t dim : dims) size *= shape[static_cast<size_t>(dim)];
@@ -56,13 +44,6 @@ std::optional<MatrixView> view_of(const Shape& shape, const Axes& g0, const Axes
   return view;
 }
 
-Axes joined(const Axes& a, const Axes& b, const Axes& c) {
-  Axes all = a;
-  all.insert(all.end(), b.begin(), b.end());
-  all.insert(all.end(), c.begin(), c.end());
-  return all;
-}
-
 }  // namespace
 
 MatrixView dense_view(int64_t batch, int64_t rows, int64_t cols) {
@@ -70,15 +51,16 @@ MatrixView dense_view(int64_t batch, int64_t rows, int64_t cols) {
 }
 
 DotLayout dot_layout(const Shape& lhs, const Shape& rhs, const DotAttrs& attrs) {
-  Axes lhs_free = free_dims(lhs.size(), attrs.lhs_batch, attrs.lhs_contract);
-  Axes rhs_free = free_dims(rhs.size(), attrs.rhs_batch, attrs.rhs_contract);
+  auto rank = [](const Shape& shape) { return static_cast<int64_t>(shape.size()); };
+  Axes lhs_free = dot_free_dims(rank(lhs), attrs.lhs_batch, attrs.lhs_contract);
+  Axes rhs_free = dot_free_dims(rank(rhs), attrs.rhs_batch, attrs.rhs_contract);
   DotLayout layout;
   layout.batch = product(lhs, attrs.lhs_batch);
   layout.m = product(lhs, lhs_free);
   layout.k = product(lhs, attrs.lhs_contract);
   layout.n = product(rhs, rhs_free);
-  layout.lhs_order = joined(attrs.lhs_batch, lhs_free, attrs.lhs_contract);
-  layout.rhs_order = joined(attrs.rhs_batch, attrs.rhs_contract, rhs_free);
+  layout.lhs_order = concat_axes(attrs.lhs_batch, lhs_free, attrs.lhs_contract);
+  layout.rhs_order = concat_axes(attrs.rhs_batch, attrs.rhs_contract, rhs_free);
   layout.lhs_view = view_of(lhs, attrs.lhs_batch, lhs_free, attrs.lhs_contract);
   layout.rhs_view = view_of(rhs, attrs.rhs_batch, attrs.rhs_contract, rhs_free);
   return layout;

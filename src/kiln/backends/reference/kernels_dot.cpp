@@ -12,25 +12,6 @@
 namespace kiln::reference {
 namespace {
 
-// The dims of an operand that are neither batch nor contracting, in operand order.
-Axes free_dims(size_t rank, const Axes& batch, const Axes& contract) {
-  Axes free;
-  for (size_t d = 0; d < rank; ++d) {
-    auto dim = static_cast<int64_t>(d);
-    bool used = std::find(batch.begin(), batch.end(), dim) != batch.end() ||
-                std::find(contract.begin(), contract.end(), dim) != contract.end();
-    if (!used) free.push_back(dim);
-  }
-  return free;
-}
-
-Axes concat_axes(const Axes& a, const Axes& b, const Axes& c) {
-  Axes all = a;
-  all.insert(all.end(), b.begin(), b.end());
-  all.insert(all.end(), c.begin(), c.end());
-  return all;
-}
-
 int64_t size_of(const Tensor& x, const Axes& dims) {
   int64_t size = 1;
   for (int64_t dim : dims) size *= x.shape()[static_cast<size_t>(dim)];
@@ -131,8 +112,8 @@ Tensor kernel_dot_general(const Node& node, Operands operands) {
   const Tensor& lhs = operands[0];
   const Tensor& rhs = operands[1];
   const DotAttrs& attrs = node.attr<DotAttrs>();
-  Axes lhs_free = free_dims(lhs.shape().size(), attrs.lhs_batch, attrs.lhs_contract);
-  Axes rhs_free = free_dims(rhs.shape().size(), attrs.rhs_batch, attrs.rhs_contract);
+  Axes lhs_free = dot_free_dims(lhs.rank(), attrs.lhs_batch, attrs.lhs_contract);
+  Axes rhs_free = dot_free_dims(rhs.rank(), attrs.rhs_batch, attrs.rhs_contract);
   int64_t batch = size_of(lhs, attrs.lhs_batch);
   int64_t m = size_of(lhs, lhs_free);
   int64_t k = size_of(lhs, attrs.lhs_contract);
