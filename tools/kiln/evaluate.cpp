@@ -4,7 +4,6 @@
 #include <iostream>
 
 #include "commands.h"
-#include "kiln/ir/error.h"
 #include "kiln/train/log_metrics.h"
 #include "kiln/train/results_files.h"
 #include "setup.h"
@@ -13,18 +12,9 @@ namespace kiln::cli {
 namespace {
 
 void run_evaluate(RunOptions& options) {
-  TrainingArguments& args = options.args;
-  args.do_eval = true;
-  finish_arguments(args);
-  std::unique_ptr<Backend> backend = make_backend(args);
-  check(args.model_name_or_path.has_value(), "--model_name_or_path",
-        "kiln evaluate needs a trained model folder");
-  ModelSetup model = load_model_config(args);
-  RunData data = load_run_data(options, model.config, false, true, false, std::cerr);
-  load_model_weights(model, args, std::cerr);
-  Trainer trainer(args, model.config, std::move(model.weights), std::move(*model.tokenizer),
-                  *backend, std::cerr);
-  report_evaluation(trainer, *data.eval, args);
+  options.args.do_eval = true;
+  SavedModelRun run = open_saved_model(options, "evaluate", true, false);
+  report_evaluation(*run.trainer, *run.data.eval, options.args);
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 
 #include "commands.h"
 #include "kiln/io/atomic_file.h"
-#include "kiln/ir/error.h"
 #include "kiln/train/log_metrics.h"
 #include "kiln/train/results_files.h"
 #include "kiln/train/trainer_metrics.h"
@@ -19,18 +18,9 @@ namespace {
 namespace fs = std::filesystem;
 
 void run_predict(RunOptions& options) {
-  TrainingArguments& args = options.args;
-  args.do_predict = true;
-  finish_arguments(args);
-  std::unique_ptr<Backend> backend = make_backend(args);
-  check(args.model_name_or_path.has_value(), "--model_name_or_path",
-        "kiln predict needs a trained model folder");
-  ModelSetup model = load_model_config(args);
-  RunData data = load_run_data(options, model.config, false, false, true, std::cerr);
-  load_model_weights(model, args, std::cerr);
-  Trainer trainer(args, model.config, std::move(model.weights), std::move(*model.tokenizer),
-                  *backend, std::cerr);
-  report_predictions(trainer, *data.test, args);
+  options.args.do_predict = true;
+  SavedModelRun run = open_saved_model(options, "predict", false, true);
+  report_predictions(*run.trainer, *run.data.test, options.args);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "kiln/io/dataset.h"
 #include "kiln/io/tokenizer.h"
 #include "kiln/train/train_step.h"
+#include "kiln/train/trainer.h"
 #include "kiln/train/training_arguments.h"
 
 namespace kiln::cli {
@@ -31,7 +32,7 @@ void add_run_flags(CLI::App& command, RunOptions& options);
 // HF's post-init plus this command line's checks (--task, --device, --bf16).
 void finish_arguments(TrainingArguments& args);
 
-// --device auto|reference: the reference backend is the only one so far.
+// --device auto|cpu|reference: auto is the CPU backend until CUDA and PJRT ones exist.
 std::unique_ptr<Backend> make_backend(const TrainingArguments& args);
 
 struct ModelSetup {
@@ -58,5 +59,16 @@ struct RunData {
 // --train_file.
 RunData load_run_data(const RunOptions& options, BertConfig& config, bool need_train,
                       bool need_eval, bool need_test, std::ostream& log);
+
+// `kiln evaluate` and `kiln predict`: a Trainer on the trained model of --model_name_or_path
+// and the data the command needs (the evaluation or the test split). Members are destroyed in
+// reverse order, so the backend outlives the trainer.
+struct SavedModelRun {
+  std::unique_ptr<Backend> backend;
+  RunData data;
+  std::unique_ptr<Trainer> trainer;
+};
+SavedModelRun open_saved_model(RunOptions& options, const std::string& command, bool need_eval,
+                               bool need_test);
 
 }  // namespace kiln::cli
