@@ -15,15 +15,7 @@
 namespace kiln {
 namespace {
 
-template <typename Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "no error";
-}
+using testing::error_of;
 
 Tensor f64s(const Shape& shape, const std::vector<double>& values) {
   return Tensor::from_doubles(DType::f64, shape, values);

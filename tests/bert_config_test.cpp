@@ -1,6 +1,7 @@
 // BertConfig: Hugging Face defaults, files written by transformers 4 and 5, label maps, the
 // written text, presets, and an error naming the file and key for each invalid config.
 #include "kiln/io/bert_config.h"
+#include "support/testing.h"
 
 #include <gtest/gtest.h>
 
@@ -14,6 +15,8 @@
 
 namespace kiln {
 namespace {
+
+using testing::scratch_folder;
 
 namespace fs = std::filesystem;
 
@@ -72,15 +75,6 @@ constexpr const char* kDefaultJson = R"({
 }
 )";
 
-fs::path test_folder() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  fs::path folder = fs::path(::testing::TempDir()) / "kiln_bert_config" /
-                    (std::string(info->test_suite_name()) + "." + info->name());
-  fs::remove_all(folder);
-  fs::create_directories(folder);
-  return folder;
-}
-
 std::string error_of(const std::function<void()>& action) {
   try {
     action();
@@ -93,7 +87,7 @@ std::string error_of(const std::function<void()>& action) {
 
 // Writes `text` as config.json, reads it, and expects an error naming the file and each part.
 void expect_read_error(const std::string& text, std::initializer_list<std::string> parts) {
-  std::string path = (test_folder() / "config.json").string();
+  std::string path = (scratch_folder() / "config.json").string();
   std::ofstream(path) << text;
   std::string message = error_of([&] { bert_config_read(path); });
   EXPECT_TRUE(message.starts_with("[" + path + "] ")) << message;
@@ -163,7 +157,7 @@ TEST(BertConfig, RoundTripKeepsEveryFieldAndUnknownKeys) {
   BertConfig config = bert_config_read(kHfFixture.string());
   config.torch_dtype = "bfloat16";
   config.pad_token_id = std::nullopt;
-  std::string path = (test_folder() / "config.json").string();
+  std::string path = (scratch_folder() / "config.json").string();
   bert_config_write(path, config);
   EXPECT_FALSE(fs::exists(path + ".tmp"));
   EXPECT_EQ(bert_config_read(path), config);
@@ -270,7 +264,7 @@ TEST(BertConfigErrors, InvalidJsonNamesTheLine) {
 }
 
 TEST(BertConfigErrors, MissingFileAndBadWrites) {
-  std::string path = (test_folder() / "absent.json").string();
+  std::string path = (scratch_folder() / "absent.json").string();
   EXPECT_EQ(error_of([&] { bert_config_read(path); }), "[" + path + "] cannot open config");
   BertConfig config;
   config.num_attention_heads = 7;

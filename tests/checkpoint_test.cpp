@@ -2,6 +2,7 @@
 // half-written folder that counts), discovery, rotation with a best checkpoint, the resume
 // decision of run_glue.py, and the optimizer/RNG state files.
 #include "kiln/train/checkpoint.h"
+#include "support/testing.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -23,16 +24,9 @@
 namespace kiln {
 namespace {
 
-namespace fs = std::filesystem;
+using testing::scratch_folder;
 
-fs::path test_folder() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  fs::path folder = fs::path(::testing::TempDir()) / "kiln_checkpoint" /
-                    (std::string(info->test_suite_name()) + "." + info->name());
-  fs::remove_all(folder);
-  fs::create_directories(folder);
-  return folder;
-}
+namespace fs = std::filesystem;
 
 void write_text(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
 
@@ -72,7 +66,7 @@ std::vector<int64_t> steps_of(const std::vector<fs::path>& paths) {
 }
 
 TEST(CheckpointTest, WritesAHuggingFaceFolderAtomically) {
-  fs::path out = test_folder() / "out";  // created on the first save
+  fs::path out = scratch_folder() / "out";  // created on the first save
   fs::path path = save(out, 500);
   EXPECT_EQ(path, out / "checkpoint-500");
   EXPECT_EQ(read_text(path / "trainer_state.json"), state_json(500));
@@ -102,7 +96,7 @@ TEST(CheckpointTest, CheckpointStepParsesOnlyCheckpointNames) {
 }
 
 TEST(CheckpointTest, LatestIgnoresCrashLeftoversAndSortsNumerically) {
-  fs::path out = test_folder();
+  fs::path out = scratch_folder();
   save(out, 9);
   save(out, 10);
   // A save that crashed after writing everything, before the rename: not a checkpoint.
@@ -124,7 +118,7 @@ TEST(CheckpointTest, LatestIgnoresCrashLeftoversAndSortsNumerically) {
 }
 
 TEST(CheckpointTest, AFailedWriteLeavesEarlierCheckpointsIntact) {
-  fs::path out = test_folder();
+  fs::path out = scratch_folder();
   save(out, 10);
   std::string error = error_of([&] {
     write_checkpoint(
@@ -152,7 +146,7 @@ TEST(CheckpointTest, AFailedWriteLeavesEarlierCheckpointsIntact) {
 }
 
 TEST(CheckpointTest, TrainerStateIsWrittenLastByWriteCheckpoint) {
-  fs::path out = test_folder();
+  fs::path out = scratch_folder();
   std::string error = error_of([&] {
     write_checkpoint(
         out, 1, [&](const fs::path& folder) { write_text(folder / "trainer_state.json", "{}"); },
@@ -163,7 +157,7 @@ TEST(CheckpointTest, TrainerStateIsWrittenLastByWriteCheckpoint) {
 }
 
 TEST(CheckpointTest, SavingAStepAgainReplacesTheWholeFolder) {
-  fs::path out = test_folder();
+  fs::path out = scratch_folder();
   write_checkpoint(
       out, 5, [&](const fs::path& folder) { write_text(folder / "old_only.txt", "old"); },
       state_json(5));
@@ -174,7 +168,7 @@ TEST(CheckpointTest, SavingAStepAgainReplacesTheWholeFolder) {
 }
 
 TEST(CheckpointTest, OutputDirUnderAFileIsAClearError) {
-  fs::path root = test_folder();
+  fs::path root = scratch_folder();
   write_text(root / "file", "x");
   fs::path out = root / "file" / "sub";
   std::string error = error_of([&] { save(out, 1); });
@@ -187,7 +181,7 @@ TEST(CheckpointTest, OutputDirUnderAFileIsAClearError) {
 // A file-size limit makes write(2) fail with EFBIG, as a full disk makes it fail with ENOSPC:
 // the same error path, without needing a small filesystem.
 TEST(CheckpointTest, AFailingWriteNamesTheFileAndSystemError) {
-  fs::path out = test_folder();
+  fs::path out = scratch_folder();
   save(out, 1);
   rlimit saved{};
   ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
@@ -212,7 +206,7 @@ TEST(CheckpointTest, AFailingWriteNamesTheFileAndSystemError) {
 class SmallFilesystemTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    mount_point_ = test_folder() / "mnt";
+    mount_point_ = scratch_folder() / "mnt";
     fs::create_directories(mount_point_);
     if (mount("tmpfs", mount_point_.c_str(), "tmpfs", 0, "size=256k") != 0) {
       GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
@@ -252,7 +246,7 @@ TEST_F(SmallFilesystemTest, ReadOnlyOutputDirIsAClearError) {
 }
 
 TEST(CheckpointTest, RotationKeepsTheBestCheckpoint) {
-  fs::path out = test_folder();
+  fs::path out = scratch_folder();
   auto fresh = [&] {
     fs::remove_all(out);
     for (int64_t step : {10, 20, 30, 40, 50}) save(out, step);
@@ -282,7 +276,7 @@ TEST(CheckpointTest, RotationKeepsTheBestCheckpoint) {
 }
 
 TEST(CheckpointResumeTest, FollowsRunGlue) {
-  fs::path out = test_folder() / "out";
+  fs::path out = scratch_folder() / "out";
   TrainingArguments args;
   args.output_dir = out.string();
   args.do_train = true;
@@ -329,7 +323,7 @@ TEST(CheckpointResumeTest, FollowsRunGlue) {
 }
 
 TEST(CheckpointStateTest, OptimizerStateRoundTrips) {
-  fs::path folder = test_folder();
+  fs::path folder = scratch_folder();
   const std::string path = (folder / "optimizer.safetensors").string();
   AdamWState state;
   state.step = 7;
@@ -369,7 +363,7 @@ TEST(CheckpointStateTest, OptimizerStateRoundTrips) {
 }
 
 TEST(CheckpointStateTest, MalformedOptimizerFilesNameTheTensor) {
-  fs::path folder = test_folder();
+  fs::path folder = scratch_folder();
   const std::string path = (folder / "optimizer.safetensors").string();
   Tensor t(DType::f32, {2});
   safetensors_write(path, {{"w.exp_avg", t}}, {{"step", "1"}});
@@ -387,7 +381,7 @@ TEST(CheckpointStateTest, MalformedOptimizerFilesNameTheTensor) {
 }
 
 TEST(CheckpointStateTest, RngStateRoundTrips) {
-  fs::path folder = test_folder();
+  fs::path folder = scratch_folder();
   const std::string path = (folder / "rng_state.json").string();
   rng_state_write(path, RngState{.seed = 1, .data_seed = 2, .epoch = 3, .step_in_epoch = 4,
                                  .sampler_position = 32});
@@ -404,7 +398,7 @@ TEST(CheckpointStateTest, RngStateRoundTrips) {
 
 // Everything a Trainer puts in a checkpoint, read back from the latest one.
 TEST(CheckpointStateTest, AFullCheckpointReadsBack) {
-  fs::path out = test_folder();
+  fs::path out = scratch_folder();
   TrainingArguments args;
   args.output_dir = out.string();
   args.learning_rate = 3e-5;

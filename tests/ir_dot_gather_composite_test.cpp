@@ -17,15 +17,7 @@
 namespace kiln {
 namespace {
 
-template <typename Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "no error";
-}
+using testing::error_of;
 
 // ---- dot_general ----
 

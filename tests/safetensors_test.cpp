@@ -1,6 +1,7 @@
 // safetensors: round trips for every dtype, byte parity with the Python library, crash-safe
 // writing, and a clear error naming the file and tensor for each kind of malformed file.
 #include "kiln/io/safetensors.h"
+#include "support/testing.h"
 
 #include <gtest/gtest.h>
 
@@ -16,21 +17,14 @@
 namespace kiln {
 namespace {
 
+using testing::scratch_folder;
+
 namespace fs = std::filesystem;
 
 const fs::path kFixture =
     fs::path(__FILE__).parent_path() / "data/io/python_all_dtypes.safetensors";
 
 // A fresh folder per test under gtest's temporary directory.
-fs::path test_folder() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  fs::path folder = fs::path(::testing::TempDir()) / "kiln_safetensors" /
-                    (std::string(info->test_suite_name()) + "." + info->name());
-  fs::remove_all(folder);
-  fs::create_directories(folder);
-  return folder;
-}
-
 std::vector<std::byte> read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -72,7 +66,7 @@ std::string error_of(const std::function<void()>& action) {
 // Writes `bytes` as model.safetensors, opens it, and checks the error names the file and `parts`.
 void expect_open_error(const std::vector<std::byte>& bytes,
                        std::initializer_list<std::string> parts) {
-  std::string path = write_file(test_folder() / "model.safetensors", bytes);
+  std::string path = write_file(scratch_folder() / "model.safetensors", bytes);
   std::string message = error_of([&] { SafetensorsFile file(path); });
   EXPECT_TRUE(message.starts_with("[" + path + "] ")) << message;
   for (const std::string& part : parts) EXPECT_NE(message.find(part), std::string::npos) << message;
@@ -102,7 +96,7 @@ std::map<std::string, Tensor> every_dtype() {
 }
 
 TEST(Safetensors, RoundTripEveryDtype) {
-  std::string path = (test_folder() / "model.safetensors").string();
+  std::string path = (scratch_folder() / "model.safetensors").string();
   std::map<std::string, Tensor> tensors = every_dtype();
   safetensors_write(path, tensors, {{"format", "pt"}, {"note", "round trip"}});
   EXPECT_FALSE(fs::exists(path + ".tmp"));
@@ -159,7 +153,7 @@ TEST(Safetensors, WritesTheSameBytesAsThePythonLibrary) {
   std::vector<std::byte> expected = read_file(kFixture);
   EXPECT_EQ(safetensors_serialize(tensors, file.metadata()), expected);
 
-  std::string path = (test_folder() / "copy.safetensors").string();
+  std::string path = (scratch_folder() / "copy.safetensors").string();
   safetensors_write(path, tensors, file.metadata());
   EXPECT_EQ(read_file(path), expected);
 }
@@ -192,7 +186,7 @@ TEST(Safetensors, ParsesABufferWithSpacePaddedHeader) {
 }
 
 TEST(Safetensors, OverwriteIsAtomicAndAFailedWriteKeepsTheOldFile) {
-  fs::path folder = test_folder();
+  fs::path folder = scratch_folder();
   std::string path = (folder / "model.safetensors").string();
   safetensors_write(path, {{"w", Tensor::from_doubles(DType::f32, {2}, {1, 2})}});
   safetensors_write(path, {{"w", Tensor::from_doubles(DType::f32, {3}, {4, 5, 6})}});
@@ -218,7 +212,7 @@ TEST(Safetensors, WriterRejectsWhatPythonCouldNotRead) {
 }
 
 TEST(Safetensors, MissingTensorAndWrongShapeNameTheTensor) {
-  std::string path = (test_folder() / "model.safetensors").string();
+  std::string path = (scratch_folder() / "model.safetensors").string();
   safetensors_write(path, {{"bert.pooler.dense.weight", Tensor(DType::f32, {4, 4})}});
   SafetensorsFile file(path);
   EXPECT_TRUE(file.contains("bert.pooler.dense.weight"));
@@ -237,7 +231,7 @@ TEST(Safetensors, MissingTensorAndWrongShapeNameTheTensor) {
 TEST(Safetensors, UnsupportedDtypeIsReadableButNotConvertible) {
   std::vector<std::byte> bytes =
       file_bytes(R"({"q":{"dtype":"I8","shape":[2],"data_offsets":[0,2]}})", 2);
-  std::string path = write_file(test_folder() / "model.safetensors", bytes);
+  std::string path = write_file(scratch_folder() / "model.safetensors", bytes);
   SafetensorsFile file(path);
   EXPECT_EQ(file.get("q").dtype_tag, "I8");
   EXPECT_FALSE(file.get("q").dtype.has_value());
@@ -251,14 +245,14 @@ TEST(Safetensors, UnsupportedDtypeIsReadableButNotConvertible) {
 TEST(Safetensors, BoolBytesMustBeZeroOrOne) {
   std::vector<std::byte> bytes =
       file_bytes(R"({"mask":{"dtype":"BOOL","shape":[3],"data_offsets":[0,3]}})", 3);  // 0, 1, 2
-  std::string path = write_file(test_folder() / "model.safetensors", bytes);
+  std::string path = write_file(scratch_folder() / "model.safetensors", bytes);
   std::string message = error_of([&] { SafetensorsFile(path).to_tensor("mask"); });
   EXPECT_EQ(message,
             "[" + path + "] tensor 'mask': BOOL element 2 has byte value 2 (expected 0 or 1)");
 }
 
 TEST(Safetensors, OpeningAMissingFileNamesIt) {
-  std::string path = (test_folder() / "absent.safetensors").string();
+  std::string path = (scratch_folder() / "absent.safetensors").string();
   std::string message = error_of([&] { SafetensorsFile file(path); });
   EXPECT_EQ(message, "[" + path + "] cannot open: No such file or directory");
 }

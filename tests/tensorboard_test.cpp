@@ -11,20 +11,14 @@
 #include "kiln/train/crc32c.h"
 #include "kiln/train/tensorboard_event.h"
 #include "kiln/train/tensorboard_writer.h"
+#include "support/testing.h"
 
 namespace kiln {
 namespace {
 
-namespace fs = std::filesystem;
+using testing::scratch_folder;
 
-fs::path test_folder() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  fs::path folder = fs::path(::testing::TempDir()) / "kiln_tensorboard" /
-                    (std::string(info->test_suite_name()) + "." + info->name());
-  fs::remove_all(folder);
-  fs::create_directories(folder);
-  return folder;
-}
+namespace fs = std::filesystem;
 
 std::string from_hex(std::string_view hex) {
   std::string out;
@@ -149,7 +143,7 @@ TEST(TensorBoardWriter, DefaultLoggingDirIsRunsTimestampHost) {
 }
 
 TEST(TensorBoardWriter, WritesEventsThatReadBack) {
-  fs::path dir = test_folder() / "runs" / "a";
+  fs::path dir = scratch_folder() / "runs" / "a";
   std::string path;
   {
     TensorBoardWriter writer(dir.string());
@@ -184,7 +178,7 @@ TEST(TensorBoardWriter, WritesEventsThatReadBack) {
 }
 
 TEST(TensorBoardWriter, ErrorsNameTheFile) {
-  fs::path folder = test_folder();
+  fs::path folder = scratch_folder();
   fs::path blocker = folder / "file";
   std::ofstream(blocker) << "not a folder";
   try {

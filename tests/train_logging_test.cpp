@@ -15,26 +15,16 @@
 #include "kiln/train/log_progress.h"
 #include "kiln/train/log_python_json.h"
 #include "kiln/train/results_files.h"
+#include "support/testing.h"
 
 namespace kiln {
 namespace {
 
+using testing::scratch_folder;
+using testing::read_text;
+
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-fs::path test_folder() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  fs::path folder = fs::path(::testing::TempDir()) / "kiln_train_logging" /
-                    (std::string(info->test_suite_name()) + "." + info->name());
-  fs::remove_all(folder);
-  fs::create_directories(folder);
-  return folder;
-}
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -144,7 +134,7 @@ TEST(PythonJson, LoadsNanAndInfinityOutsideStrings) {
 }
 
 TEST(JsonlLog, OneFlushedLinePerEntry) {
-  fs::path path = test_folder() / "log.jsonl";
+  fs::path path = scratch_folder() / "log.jsonl";
   {
     JsonlLogWriter log(path.string(), false);
     log.write({{"loss", 0.6931}, {"learning_rate", 1e-05}, {"epoch", 0.5}, {"step", 2}});
@@ -162,7 +152,7 @@ TEST(JsonlLog, OneFlushedLinePerEntry) {
             "{\"eval_loss\": 0.5, \"step\": 4}\n");
   { JsonlLogWriter truncate(path.string(), false); }
   EXPECT_EQ(read_text(path), "");
-  EXPECT_THROW(JsonlLogWriter((test_folder() / "missing" / "log.jsonl").string(), false), Error);
+  EXPECT_THROW(JsonlLogWriter((scratch_folder() / "missing" / "log.jsonl").string(), false), Error);
 }
 
 // A clock that advances half a second per call to update.
@@ -270,7 +260,7 @@ TEST(MetricsTable, SpeedMetricsRoundAsTransformers) {
 // transformers' save_metrics(trainer, "train", ...) then save_metrics(trainer, "eval", ...)
 // wrote exactly these three files.
 TEST(ResultsFiles, MatchTransformersSaveMetrics) {
-  fs::path dir = test_folder();
+  fs::path dir = scratch_folder();
   save_metrics(dir.string(), "train",
                {{"epoch", 3.0},
                 {"total_flos", 1.2e16},
@@ -306,7 +296,7 @@ TEST(ResultsFiles, MatchTransformersSaveMetrics) {
 }
 
 TEST(ResultsFiles, MalformedAllResultsNamesTheFile) {
-  fs::path dir = test_folder();
+  fs::path dir = scratch_folder();
   std::ofstream(dir / "all_results.json") << "{\"epoch\": 1.0,";
   try {
     save_metrics(dir.string(), "eval", {{"eval_loss", 0.5}});

@@ -9,26 +9,16 @@
 
 #include "kiln/ir/error.h"
 #include "kiln/train/trainer_state.h"
+#include "support/testing.h"
 
 namespace kiln {
 namespace {
 
+using testing::scratch_folder;
+using testing::read_text;
+
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-fs::path test_folder() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  fs::path folder = fs::path(::testing::TempDir()) / "kiln_trainer_state" /
-                    (std::string(info->test_suite_name()) + "." + info->name());
-  fs::remove_all(folder);
-  fs::create_directories(folder);
-  return folder;
-}
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
 // Written by transformers 5.24's own TrainerState.save_to_json for
 //   TrainerState(epoch=1.0, global_step=4, max_steps=4, logging_steps=2, eval_steps=2,
@@ -188,7 +178,7 @@ TEST(TrainerState, ReadsTransformersTextBackExactly) {
 }
 
 TEST(TrainerState, SavesAndLoadsAFile) {
-  fs::path path = test_folder() / "trainer_state.json";
+  fs::path path = scratch_folder() / "trainer_state.json";
   trainer_state_save(sample_state(), path.string());
   EXPECT_EQ(read_text(path), kHfStateText);
   EXPECT_FALSE(fs::exists(path.string() + ".tmp"));

@@ -18,30 +18,14 @@
 #include "kiln/ir/philox.h"
 #include "kiln/models/bert.h"
 #include "kiln/train/trainer.h"
+#include "support/testing.h"
 
 namespace kiln::testing {
 
 namespace fs = std::filesystem;
 
-// A fresh, empty folder named after the running test.
-inline fs::path scratch_folder() {
-  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-  fs::path dir = fs::temp_directory_path() /
-                 ("kiln_" + std::string(test->test_suite_name()) + "_" + test->name());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
 inline void write_text(const fs::path& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
-}
-
-inline std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 inline const std::vector<std::string> kPositive = {"good", "great", "fine", "nice", "love"};

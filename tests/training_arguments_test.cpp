@@ -1,6 +1,7 @@
 // TrainingArguments: Hugging Face defaults, post-init derivations and errors, command-line
 // parsing (bool forms, lists, ratios, JSON file plus overrides), JSON files and their errors.
 #include "kiln/train/training_arguments.h"
+#include "support/testing.h"
 
 #include <gtest/gtest.h>
 
@@ -18,16 +19,9 @@
 namespace kiln {
 namespace {
 
-namespace fs = std::filesystem;
+using testing::scratch_folder;
 
-fs::path test_folder() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  fs::path folder = fs::path(::testing::TempDir()) / "kiln_training_arguments" /
-                    (std::string(info->test_suite_name()) + "." + info->name());
-  fs::remove_all(folder);
-  fs::create_directories(folder);
-  return folder;
-}
+namespace fs = std::filesystem;
 
 void write_text(const fs::path& path, const std::string& text) {
   std::ofstream(path) << text;
@@ -356,7 +350,7 @@ TEST(TrainingArgumentsCliTest, HelpListsEveryFlagWithItsDefault) {
 }
 
 TEST(TrainingArgumentsCliTest, JsonFileFirstThenFlagsOverride) {
-  fs::path file = test_folder() / "args.json";
+  fs::path file = scratch_folder() / "args.json";
   write_text(file, R"({"learning_rate": 1e-4, "num_train_epochs": 2, "do_train": true,
                        "report_to": "tensorboard", "eval_steps": null})");
   TrainingArguments args = parse({file.string(), "--learning_rate", "3e-5"});
@@ -371,7 +365,7 @@ TEST(TrainingArgumentsCliTest, JsonFileFirstThenFlagsOverride) {
 }
 
 TEST(TrainingArgumentsJsonTest, UnknownKeysAndWrongTypesNameKeyAndFile) {
-  fs::path file = test_folder() / "args.json";
+  fs::path file = scratch_folder() / "args.json";
   auto load_error = [&](const std::string& text) {
     write_text(file, text);
     TrainingArguments args;
@@ -410,7 +404,7 @@ TEST(TrainingArgumentsJsonTest, TrainingArgsJsonRoundTrips) {
                                   "--report_to", "all", "--warmup_steps", "0.1",
                                   "--early_stopping_patience", "2", "--data_seed", "9"});
   training_arguments_post_init(args);
-  fs::path file = test_folder() / "training_args.json";
+  fs::path file = scratch_folder() / "training_args.json";
   training_arguments_write_json(file.string(), args);
 
   nlohmann::json written = nlohmann::json::parse(std::ifstream(file));

@@ -1,7 +1,11 @@
 // Shared test helpers.
 #include "support/testing.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 namespace kiln::testing {
@@ -42,6 +46,20 @@ std::string compare_tensors(const Tensor& actual, const Tensor& expected, double
     }
   }
   return "";
+}
+
+std::filesystem::path scratch_folder() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::filesystem::path folder = std::filesystem::path(::testing::TempDir()) / "kiln" /
+                                 (std::string(info->test_suite_name()) + "." + info->name());
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder);
+  return folder;
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 }  // namespace kiln::testing

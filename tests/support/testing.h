@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <random>
 #include <string>
 
+#include "kiln/ir/error.h"
 #include "kiln/ir/tensor.h"
 
 namespace kiln::testing {
@@ -21,6 +23,23 @@ Tensor random_integers(std::mt19937_64& rng, DType dtype, const Shape& shape, in
 // mismatching element. Shapes must be equal.
 std::string compare_tensors(const Tensor& actual, const Tensor& expected, double rtol,
                             double atol);
+
+// A fresh, empty folder under gtest's temporary directory, named after the running test.
+std::filesystem::path scratch_folder();
+
+// A whole file's bytes as a string.
+std::string read_text(const std::filesystem::path& path);
+
+// The message of the kiln::Error that `fn` throws, or "no error".
+template <typename Fn>
+std::string error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "no error";
+}
 
 }  // namespace kiln::testing
 
