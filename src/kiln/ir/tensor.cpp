@@ -1,19 +1,33 @@
 // Host tensors.
 #include "kiln/ir/tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <new>
 
 #include "kiln/ir/error.h"
 
 namespace kiln {
 
-Tensor::Tensor(DType dtype, Shape shape)
-    : dtype_(dtype),
-      shape_(std::move(shape)),
-      bytes_(std::make_shared<std::vector<std::byte>>(
-          static_cast<size_t>(shape_numel(shape_)) * dtype_size(dtype))) {
+namespace {
+constexpr std::align_val_t kAlignment{64};
+}  // namespace
+
+void Tensor::Bytes::Free::operator()(std::byte* data) const { ::operator delete[](data, kAlignment); }
+
+Tensor::Tensor(DType dtype, Shape shape) : Tensor(dtype, std::move(shape), true) {}
+
+Tensor Tensor::uninitialized(DType dtype, Shape shape) { return Tensor(dtype, std::move(shape), false); }
+
+Tensor::Tensor(DType dtype, Shape shape, bool zero) : dtype_(dtype), shape_(std::move(shape)) {
   for (int64_t dim : shape_) check(dim >= 0, "tensor", "negative dim in shape ", shape_str(shape_));
+  bytes_ = std::make_shared<Bytes>();
+  bytes_->size = static_cast<size_t>(shape_numel(shape_)) * dtype_size(dtype);
+  // At least one byte, so that data() is never null.
+  bytes_->data.reset(static_cast<std::byte*>(
+      ::operator new[](std::max<size_t>(bytes_->size, 1), kAlignment)));
+  if (zero) std::memset(bytes_->data.get(), 0, bytes_->size);
 }
 
 Tensor Tensor::from_doubles(DType dtype, Shape shape, const std::vector<double>& values) {
@@ -75,7 +89,7 @@ Tensor Tensor::cast(DType dtype) const {
 }
 
 Tensor Tensor::clone() const {
-  Tensor out(dtype_, shape_);
+  Tensor out = uninitialized(dtype_, shape_);
   if (nbytes()) std::memcpy(out.data(), data(), nbytes());
   return out;
 }

@@ -15,6 +15,8 @@ class Tensor {
   Tensor() = default;
   // Zero-filled.
   Tensor(DType dtype, Shape shape);
+  // Contents undefined: for results that a kernel overwrites whole (saves a pass over memory).
+  static Tensor uninitialized(DType dtype, Shape shape);
 
   // Values given as doubles, converted to `dtype` (rounded to nearest even for bf16/f16).
   static Tensor from_doubles(DType dtype, Shape shape, const std::vector<double>& values);
@@ -24,10 +26,17 @@ class Tensor {
   const Shape& shape() const { return shape_; }
   int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
   int64_t numel() const { return shape_numel(shape_); }
-  size_t nbytes() const { return bytes_ ? bytes_->size() : 0; }
+  size_t nbytes() const { return bytes_ ? bytes_->size : 0; }
 
-  std::byte* data() { return bytes_->data(); }
-  const std::byte* data() const { return bytes_->data(); }
+  // 64-byte aligned (a cache line; what vector loads and oneDNN prefer).
+  std::byte* data() { return bytes_->data.get(); }
+  const std::byte* data() const { return bytes_->data.get(); }
+  // Whether two tensors share bytes (copies do; see clone()).
+  bool shares_bytes_with(const Tensor& other) const {
+    return bytes_ != nullptr && bytes_ == other.bytes_;
+  }
+  // No other tensor shares these bytes: writing them in place changes no one else's value.
+  bool owns_bytes_alone() const { return bytes_ != nullptr && bytes_.use_count() == 1; }
   template <typename T>
   T* data_as() { return reinterpret_cast<T*>(data()); }
   template <typename T>
@@ -46,7 +55,16 @@ class Tensor {
  private:
   DType dtype_ = DType::f32;
   Shape shape_;
-  std::shared_ptr<std::vector<std::byte>> bytes_;
+  struct Bytes {
+    struct Free {
+      void operator()(std::byte* data) const;
+    };
+    std::unique_ptr<std::byte[], Free> data;
+    size_t size = 0;
+  };
+  Tensor(DType dtype, Shape shape, bool zero);
+
+  std::shared_ptr<Bytes> bytes_;
 };
 
 }  // namespace kiln

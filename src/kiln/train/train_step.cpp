@@ -20,6 +20,14 @@ const Tensor& state_tensor(const TensorMap& map, const std::string& name, const 
   return found->second;
 }
 
+// Donated tensors are overwritten in place, so a state tensor that shares its bytes with another
+// (a caller's copy of the initial weights, say) is copied first: nobody else sees the update.
+void own_bytes(TensorMap& map) {
+  for (auto& [name, value] : map) {
+    if (!value.owns_bytes_alone()) value = value.clone();
+  }
+}
+
 }  // namespace
 
 TrainState TrainState::start(TensorMap params) {
@@ -117,10 +125,19 @@ std::vector<Tensor> TrainStep::arguments(const TrainState& state, const TensorMa
   return arguments_by_name(graph_, {&named, &feeds});
 }
 
+int32_t TrainStep::input_index(const std::string& name) const {
+  const std::vector<int32_t>& inputs = graph_.inputs();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (graph_.input_name(inputs[i]) == name) return static_cast<int32_t>(i);
+  }
+  fail("train_step", "the step graph has no input '", name, "'");
+}
+
 Executable& TrainStep::program(std::unique_ptr<Executable>& slot,
-                               const std::vector<Value>& outputs) {
+                               const std::vector<Value>& outputs,
+                               const std::vector<Donation>& donations) {
   if (!slot) {
-    slot = backend_.compile(graph_, outputs);
+    slot = backend_.compile(graph_, outputs, CompileSpec{config_.compile, donations});
     ++compiles_;
   }
   return *slot;
@@ -130,8 +147,13 @@ double TrainStep::accumulate(TrainState& state, const TensorMap& feeds, double l
   check(config_.accumulate, "train_step", "accumulate() needs a step built with accumulate");
   std::vector<Value> outputs = {loss_};
   outputs.insert(outputs.end(), new_sums_.begin(), new_sums_.end());
-  std::vector<Tensor> results =
-      program(accumulate_program_, outputs).run(arguments(state, feeds, 0.0, loss_scale));
+  std::vector<Donation> donations;
+  for (size_t i = 0; i < names_.size(); ++i) {
+    donations.push_back({input_index(names_[i] + kGradSum), static_cast<int32_t>(1 + i)});
+  }
+  own_bytes(state.gradient_sums);
+  std::vector<Tensor> results = program(accumulate_program_, outputs, donations)
+                                    .run(arguments(state, feeds, 0.0, loss_scale));
   for (size_t i = 0; i < names_.size(); ++i) state.gradient_sums[names_[i]] = results[1 + i];
   return results[0].get(0);
 }
@@ -144,9 +166,20 @@ StepResult TrainStep::update(TrainState& state, const TensorMap& feeds, double l
   for (const auto* part : {&new_params_, &new_m_, &new_v_}) {
     outputs.insert(outputs.end(), part->begin(), part->end());
   }
-  std::vector<Tensor> results =
-      program(update_program_, outputs).run(arguments(state, feeds, learning_rate, loss_scale));
   size_t count = names_.size();
+  std::vector<Donation> donations;
+  for (size_t i = 0; i < count; ++i) {
+    auto output = static_cast<int32_t>(2 + i);
+    auto n = static_cast<int32_t>(count);
+    donations.push_back({input_index(names_[i]), output});
+    donations.push_back({input_index(names_[i] + kExpAvg), output + n});
+    donations.push_back({input_index(names_[i] + kExpAvgSq), output + 2 * n});
+  }
+  own_bytes(state.params);
+  own_bytes(state.optimizer.exp_avg);
+  own_bytes(state.optimizer.exp_avg_sq);
+  std::vector<Tensor> results = program(update_program_, outputs, donations)
+                                    .run(arguments(state, feeds, learning_rate, loss_scale));
   for (size_t i = 0; i < count; ++i) {
     state.params[names_[i]] = results[2 + i];
     state.optimizer.exp_avg[names_[i]] = results[2 + count + i];
@@ -160,7 +193,8 @@ StepResult TrainStep::update(TrainState& state, const TensorMap& feeds, double l
 std::vector<Tensor> TrainStep::evaluate(const TrainState& state, const std::vector<Value>& outputs,
                                         const TensorMap& feeds) {
   ++compiles_;
-  return backend_.compile(graph_, outputs)->run(arguments(state, feeds, 0.0, 1.0));
+  return backend_.compile(graph_, outputs, CompileSpec{config_.compile, {}})
+      ->run(arguments(state, feeds, 0.0, 1.0));
 }
 
 }  // namespace kiln

@@ -38,6 +38,8 @@ struct TrainStepConfig {
   // Gradient accumulation (gradient_accumulation_steps > 1): adds a `loss_scale` input, the
   // gradient-sum inputs and the accumulate() program. Without it a step is one plain program.
   bool accumulate = false;
+  // The compiler's switches (bf16 mixed precision, passes turned off for debugging).
+  CompileOptions compile{};
 };
 
 // What an update reports.
@@ -82,7 +84,10 @@ class TrainStep {
   // Every argument: state by name, the optimizer scalars, then `feeds`.
   std::vector<Tensor> arguments(const TrainState& state, const TensorMap& feeds,
                                 double learning_rate, double loss_scale) const;
-  Executable& program(std::unique_ptr<Executable>& slot, const std::vector<Value>& outputs);
+  Executable& program(std::unique_ptr<Executable>& slot, const std::vector<Value>& outputs,
+                      const std::vector<Donation>& donations);
+  // The index in graph_.inputs() of the input named `name`.
+  int32_t input_index(const std::string& name) const;
 
   Graph& graph_;
   Backend& backend_;

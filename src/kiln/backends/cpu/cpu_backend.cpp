@@ -1,4 +1,4 @@
-// The CPU executable: lowers the graph, gives every value a buffer (an argument, a constant, an
+// The CPU executable: compiles the graph, gives every value a buffer (an argument, a constant, an
 // output tensor, an alias of its operand for reshapes, or an offset in the arena planned from
 // liveness), builds one kernel per remaining node, and runs them in order.
 #include "kiln/backends/cpu/cpu_backend.h"
@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "kiln/backends/cpu/kernel.h"
-#include "kiln/backends/cpu/lowering.h"
+#include "kiln/compiler/pipeline.h"
 #include "kiln/ir/error.h"
 #include "kiln/ir/op_registry.h"
 
@@ -29,23 +29,25 @@ struct Step {
 
 class CpuExecutableImpl : public CpuExecutable {
  public:
-  explicit CpuExecutableImpl(cpu::LoweredGraph lowered) : lowered_(std::move(lowered)) {
-    const Graph& graph = *lowered_.graph;
+  explicit CpuExecutableImpl(Program program)
+      : module_(std::move(program.module)) {
+    const Graph& graph = *module_.graph;
     auto count = static_cast<size_t>(graph.size());
     root_.assign(count, -1);
     home_.assign(count, Home::arena);
     buffers_.slot.assign(count, nullptr);
-    for (int32_t id : lowered_.live) assign_home(graph, id);
+    for (int32_t id = 0; id < graph.size(); ++id) assign_home(graph, id);
     claim_outputs();
-    build_steps(graph);
+    build_steps(graph, program.kernels);
     plan_arena(graph);
   }
 
   const cpu::MemoryPlan& memory_plan() const override { return plan_; }
   int64_t kernel_count() const override { return static_cast<int64_t>(steps_.size()); }
+  ExecutableStats stats() const override { return {kernel_count(), plan_.arena_bytes}; }
 
   std::vector<Tensor> run(const std::vector<Tensor>& arguments) override {
-    const Graph& graph = *lowered_.graph;
+    const Graph& graph = *module_.graph;
     check_arguments(graph, arguments);
     for (size_t i = 0; i < arguments.size(); ++i) {
       const Tensor& argument = arguments[i];
@@ -56,22 +58,22 @@ class CpuExecutableImpl : public CpuExecutable {
       buffers_.slot[static_cast<size_t>(input)] =
           argument.nbytes() ? const_cast<std::byte*>(argument.data()) : nullptr;
     }
-    std::vector<Tensor> results(lowered_.outputs.size());
+    std::vector<Tensor> results(module_.outputs.size());
     for (size_t i = 0; i < results.size(); ++i) {
-      int32_t id = lowered_.outputs[i];
+      int32_t id = module_.outputs[i];
       if (claimed_[i]) {
-        results[i] = Tensor(graph.node(id).dtype, graph.node(id).shape);
+        results[i] = Tensor::uninitialized(graph.node(id).dtype, graph.node(id).shape);
         buffers_.slot[static_cast<size_t>(root(id))] = results[i].data();
       }
     }
-    for (int32_t id : lowered_.live) {
+    for (int32_t id = 0; id < graph.size(); ++id) {
       buffers_.slot[static_cast<size_t>(id)] = buffers_.slot[static_cast<size_t>(root(id))];
     }
     for (const Step& step : steps_) step.kernel.run(buffers_, arena_base_ + step.scratch_offset);
     for (size_t i = 0; i < results.size(); ++i) {
       if (claimed_[i]) continue;
-      int32_t id = lowered_.outputs[i];
-      results[i] = Tensor(graph.node(id).dtype, graph.node(id).shape);
+      int32_t id = module_.outputs[i];
+      results[i] = Tensor::uninitialized(graph.node(id).dtype, graph.node(id).shape);
       if (results[i].nbytes()) {
         std::memcpy(results[i].data(), buffers_.slot[static_cast<size_t>(id)], results[i].nbytes());
       }
@@ -101,21 +103,19 @@ class CpuExecutableImpl : public CpuExecutable {
   // The first output whose buffer is a kernel's result gets that buffer as its tensor; the others
   // (arguments, constants, a buffer already taken) are copied after the run.
   void claim_outputs() {
-    claimed_.assign(lowered_.outputs.size(), false);
-    for (size_t i = 0; i < lowered_.outputs.size(); ++i) {
-      auto r = static_cast<size_t>(root(lowered_.outputs[i]));
+    claimed_.assign(module_.outputs.size(), false);
+    for (size_t i = 0; i < module_.outputs.size(); ++i) {
+      auto r = static_cast<size_t>(root(module_.outputs[i]));
       if (home_[r] != Home::arena) continue;
       home_[r] = Home::output;
       claimed_[i] = true;
     }
   }
 
-  void build_steps(const Graph& graph) {
-    for (int32_t id : lowered_.live) {
+  void build_steps(const Graph& graph, const std::vector<KernelGroup>& kernels) {
+    for (const KernelGroup& group : kernels) {
+      int32_t id = group.nodes.front();
       const Node& node = graph.node(id);
-      if (node.op == OpKind::input || node.op == OpKind::constant || node.op == OpKind::reshape) {
-        continue;
-      }
       cpu::KernelMaker maker = cpu::kernel_maker(node.op);
       check(maker != nullptr, op_name(node.op), "the CPU backend has no kernel for node %", id);
       steps_.push_back({id, maker(graph, id)});
@@ -163,7 +163,7 @@ class CpuExecutableImpl : public CpuExecutable {
     }
   }
 
-  cpu::LoweredGraph lowered_;
+  Module module_;
   std::vector<int32_t> root_;  // node id -> the node whose buffer it uses
   std::vector<Home> home_;     // of root nodes
   std::vector<bool> claimed_;  // per output: its tensor is its root's buffer
@@ -187,10 +187,14 @@ class CpuBackend : public Backend {
            op_info(node.op).category == OpCategory::composite;
   }
 
-  std::unique_ptr<Executable> compile(const Graph& graph,
-                                      const std::vector<Value>& outputs) override {
+  std::unique_ptr<Executable> compile(const Graph& graph, const std::vector<Value>& outputs,
+                                      const CompileSpec& spec) override {
+    CompileOptions options = spec.options;
+    options.decompose_composites |= options_.decompose_composites;
+    BackendCapabilities capabilities{
+        [](OpKind op) { return cpu::kernel_maker(op) != nullptr; }};
     return std::make_unique<CpuExecutableImpl>(
-        cpu::lower_graph(graph, outputs, options_.decompose_composites));
+        compile_program(graph, outputs, spec.donations, capabilities, options));
   }
 
  private:

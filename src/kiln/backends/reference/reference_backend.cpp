@@ -5,6 +5,7 @@
 #include <array>
 
 #include "kiln/backends/reference/kernels.h"
+#include "kiln/compiler/pipeline.h"
 #include "kiln/ir/error.h"
 
 namespace kiln {
@@ -23,11 +24,13 @@ Kernel kernel_for(OpKind kind) {
 
 class ReferenceExecutable : public Executable {
  public:
-  ReferenceExecutable(const Graph& graph, std::vector<int32_t> live, std::vector<int32_t> outputs)
-      : graph_(graph),
+  ReferenceExecutable(Module module, std::vector<int32_t> live)
+      : module_(std::move(module)),
+        graph_(*module_.graph),
         live_(std::move(live)),
-        outputs_(std::move(outputs)),
-        argument_of_(static_cast<size_t>(graph.size()), -1) {
+        outputs_(module_.outputs),
+        argument_of_(static_cast<size_t>(graph_.size()), -1) {
+    const Graph& graph = graph_;
     for (size_t i = 0; i < graph.inputs().size(); ++i) {
       argument_of_[static_cast<size_t>(graph.inputs()[i])] = static_cast<int64_t>(i);
     }
@@ -73,7 +76,10 @@ class ReferenceExecutable : public Executable {
     return results;
   }
 
+  ExecutableStats stats() const override { return {static_cast<int64_t>(live_.size()), 0}; }
+
  private:
+  Module module_;
   const Graph& graph_;
   std::vector<int32_t> live_;
   std::vector<int32_t> outputs_;
@@ -87,16 +93,19 @@ class ReferenceBackend : public Backend {
 
   bool supports(const Node& node) const override { return kernel_for(node.op) != nullptr; }
 
-  std::unique_ptr<Executable> compile(const Graph& graph,
-                                      const std::vector<Value>& outputs) override {
-    std::vector<int32_t> live = live_nodes(graph, outputs);
+  // Runs the graph as built: only the options that change results apply.
+  std::unique_ptr<Executable> compile(const Graph& graph, const std::vector<Value>& outputs,
+                                      const CompileSpec& spec) override {
+    BackendCapabilities capabilities{[](OpKind) { return true; }};
+    Program program =
+        compile_program(graph, outputs, {}, capabilities, spec.options.semantics_only());
+    const Graph& compiled = *program.module.graph;
+    std::vector<int32_t> live = live_nodes(compiled, program.module.output_values());
     for (int32_t id : live) {
-      check(supports(graph.node(id)), "reference", "no kernel for node %", id, " (op number ",
-            static_cast<int>(graph.node(id).op), ")");
+      check(supports(compiled.node(id)), "reference", "no kernel for node %", id, " (op number ",
+            static_cast<int>(compiled.node(id).op), ")");
     }
-    std::vector<int32_t> output_ids;
-    for (const Value& output : outputs) output_ids.push_back(output.id());
-    return std::make_unique<ReferenceExecutable>(graph, std::move(live), std::move(output_ids));
+    return std::make_unique<ReferenceExecutable>(std::move(program.module), std::move(live));
   }
 };
 

@@ -10,7 +10,7 @@
 namespace kiln {
 
 // Runs every op, composites included, with direct loops; floating ops are computed in double
-// and rounded once to the node's dtype. Executables refer to the graph, which must outlive them.
+// and rounded once to the node's dtype. Executables own a copy of the graph they run.
 std::unique_ptr<Backend> make_reference_backend();
 
 // Compiles and runs in one call: the values of `outputs` for the given arguments.

@@ -1,0 +1,53 @@
+// What the compiler hands a backend: the optimised module, its nodes grouped into kernels in
+// execution order, and the donations it honours. Backends turn each kernel group into one kernel
+// (a library call, a generated or interpreted loop) and lay out buffers with plan_buffers().
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kiln/compiler/module.h"
+
+namespace kiln {
+
+// What the compiler needs to know about the backend it compiles for.
+struct BackendCapabilities {
+  // Composites the backend runs with a kernel of its own; the others are decomposed into core ops.
+  std::function<bool(OpKind)> runs_composite;
+  // Runs a `loop` group (below) as one kernel.
+  bool loop_fusion = false;
+  // Runs a `gemm` group (below) as one kernel.
+  bool gemm_epilogues = false;
+};
+
+enum class KernelKind : uint8_t {
+  single,  // one node, run by the backend's kernel for its op
+  loop,    // elementwise nodes over one index space, broadcasts read in place, optionally ending
+           // in reductions over the trailing axes
+  gemm,    // a dot_general whose result goes through elementwise epilogue nodes (bias, activation)
+};
+
+struct KernelGroup {
+  KernelKind kind = KernelKind::single;
+  std::vector<int32_t> nodes;    // in topological order
+  std::vector<int32_t> results;  // the group's nodes read by later groups or by the outputs
+};
+
+// The buffer of input `input` (index into Graph::inputs()) may be overwritten with output
+// `output` (index into the outputs): the caller hands the argument over and reads the new value
+// only through the returned output.
+struct Donation {
+  int32_t input = 0;
+  int32_t output = 0;
+};
+
+struct Program {
+  Module module;
+  std::vector<KernelGroup> kernels;  // execution order; inputs and constants need none
+  std::vector<Donation> donations;   // the requested donations this program honours
+  std::vector<std::string> log;      // one line per pass: "cse: 812 -> 640 nodes"
+};
+
+}  // namespace kiln
