@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_test_util.h"
 #include "kiln/backends/reference/reference_backend.h"
 #include "kiln/compiler/passes.h"
 #include "kiln/compiler/pipeline.h"
