@@ -27,9 +27,6 @@ void finish_arguments(TrainingArguments& args) {
   training_arguments_post_init(args);
   check(args.task == "classification", "--task", "'", args.task,
         "' is not supported yet; the tasks are: classification");
-  check(!args.bf16, "--bf16",
-        "bf16 mixed precision is not implemented yet (it needs the compiler's mixed-precision "
-        "pass); train in float32");
 }
 
 // auto picks the best backend present: the CPU backend until the CUDA and PJRT ones land.

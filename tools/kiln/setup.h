@@ -29,7 +29,7 @@ struct RunOptions {
 // Every TrainingArguments flag, then the data-file flags, each with its default in --help.
 void add_run_flags(CLI::App& command, RunOptions& options);
 
-// HF's post-init plus this command line's checks (--task, --device, --bf16).
+// HF's post-init plus this command line's checks (--task, --device).
 void finish_arguments(TrainingArguments& args);
 
 // --device auto|cpu|reference: auto is the CPU backend until CUDA and PJRT ones exist.

@@ -1,4 +1,6 @@
-// Composites the backend runs without a kernel of its own become their decompositions.
+// Composites the backend runs without a kernel of its own become their decompositions; with bf16
+// mixed precision, attention too, so that the bf16 pass reaches its two inner products (its
+// softmax stays f32).
 #include "kiln/compiler/passes.h"
 
 #include "kiln/ir/op_registry.h"
@@ -12,7 +14,8 @@ Module decompose_composites(const Module& module, const BackendCapabilities& cap
     const OpInfo& info = op_info(node.op);
     bool decompose = info.category == OpCategory::composite &&
                      (options.decompose_composites || !capabilities.runs_composite ||
-                      !capabilities.runs_composite(node.op));
+                      !capabilities.runs_composite(node.op) ||
+                      (options.bf16 && node.op == OpKind::attention));
     return decompose ? info.decompose(node, operands) : Value();
   });
 }

@@ -22,7 +22,7 @@ constexpr std::array<std::pair<std::string_view, Switch>, 6> kPasses{{
 
 }  // namespace
 
-void CompileOptions::disable(std::string_view names) {
+void CompileOptions::disable(std::string_view names, std::string_view where) {
   while (!names.empty()) {
     size_t comma = names.find(',');
     std::string_view name = names.substr(0, comma);
@@ -35,7 +35,7 @@ void CompileOptions::disable(std::string_view names) {
         known = true;
       }
     }
-    check(known, "compiler", "unknown pass '", name, "' (known: dce, cse, fold, simplify, fusion, ",
+    check(known, where, "unknown pass '", name, "' (known: dce, cse, fold, simplify, fusion, ",
           "inplace)");
   }
 }

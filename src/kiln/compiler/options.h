@@ -21,8 +21,8 @@ struct CompileOptions {
   bool bf16 = false;
 
   // Turns off the passes in a comma-separated list of the names above ("cse,fusion"); throws an
-  // Error naming an unknown one.
-  void disable(std::string_view names);
+  // Error naming an unknown one, with `where` (the flag it came from) as its "[where]".
+  void disable(std::string_view names, std::string_view where = "compiler");
   // The same options keep only what changes results (the precision policy), with every
   // optimisation off: what the reference backend, the oracle, runs.
   CompileOptions semantics_only() const;

@@ -17,6 +17,25 @@ Module eliminate_dead_code(const Module& module);
 Module decompose_composites(const Module& module, const BackendCapabilities& capabilities,
                             const CompileOptions& options);
 
+// Merges nodes with the same op, operands, attributes, dtype and shape (constants: the same
+// bytes; random_bits: the same key operands and stream). Inputs are never merged.
+Module eliminate_common_subexpressions(const Module& module);
+
+// Replaces nodes whose operands are all constants or iota (or broadcasts of them) by constants
+// computed with the reference kernels; leaves random bits, dropout, iota, broadcasts and large results alone.
+Module fold_constants(const Module& module);
+
+// Algebraic identities: x*1, x/1, x+0, x-0, neg(neg x), casts to the same dtype or through a
+// lossless one, broadcasts/reshapes/transposes that do nothing or compose, selects on a constant
+// predicate or between equal branches, reductions over dims of size 1. Exact, but for the sign
+// of a zero: x + 0 and x - (-0) keep x's.
+Module simplify(const Module& module);
+
+// Mixed precision (CompileOptions::bf16): every f32 dot_general reads bf16 casts of its operands
+// and accumulates into its f32 result; everything else (parameters, optimizer state, softmax,
+// layer norm, the loss) stays as it is. Decompose attention first to reach its inner products.
+Module use_bf16_matmuls(const Module& module);
+
 // One group per node that needs a kernel (no fusion), in module order.
 std::vector<KernelGroup> single_node_kernels(const Module& module);
 

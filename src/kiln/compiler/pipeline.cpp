@@ -57,6 +57,10 @@ Program compile_program(const Graph& graph, const std::vector<Value>& outputs,
   step("decompose", true, [&](const Module& m) {
     return decompose_composites(m, capabilities, options);
   });
+  step("bf16", options.bf16, use_bf16_matmuls);
+  step("fold", options.constant_folding, fold_constants);
+  step("simplify", options.simplification, simplify);
+  step("cse", options.common_subexpressions, eliminate_common_subexpressions);
   step("dce", options.dead_code, eliminate_dead_code);
   program.donations = honoured_donations(module, donations, options);
   program.kernels = single_node_kernels(module);

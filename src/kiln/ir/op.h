@@ -32,8 +32,12 @@ inline constexpr int kNumOps = 0
     ;
 
 // ---- typed attributes, one struct per op family ----
+// Attributes compare equal field by field (what common-subexpression elimination asks); inputs
+// and constants have none: inputs are never merged and constants compare by their bytes.
 
-struct NoAttrs {};
+struct NoAttrs {
+  bool operator==(const NoAttrs&) const = default;
+};
 
 // data: batches; weight: trainable parameters; state: optimizer state and other carried values.
 enum class InputRole : uint8_t { data, weight, state };
@@ -48,52 +52,72 @@ struct ConstantAttrs {
 
 struct IotaAttrs {
   int64_t dim = 0;  // output[i...] = index along `dim`
+
+  bool operator==(const IotaAttrs&) const = default;
 };
 
 // Philox-4x32-10 bits: key = seed (i64 operand), counter = (element/4, stream, offset lo, offset hi);
 // element i takes word i%4 of its block. See kiln/ir/philox.h.
 struct RandomBitsAttrs {
   uint32_t stream = 0;
+
+  bool operator==(const RandomBitsAttrs&) const = default;
 };
 
 enum class CompareDir : uint8_t { eq, ne, lt, le, gt, ge };
 struct CompareAttrs {
   CompareDir dir = CompareDir::eq;
+
+  bool operator==(const CompareAttrs&) const = default;
 };
 
 // Operand dim i goes to output dim dims[i] (strictly increasing); its size is 1 or the output's.
 struct BroadcastAttrs {
   Axes dims;
+
+  bool operator==(const BroadcastAttrs&) const = default;
 };
 
 // Output dim i is operand dim perm[i].
 struct TransposeAttrs {
   Axes perm;
+
+  bool operator==(const TransposeAttrs&) const = default;
 };
 
 // Output dim i covers operand indices start[i], start[i]+stride[i], ... < limit[i].
 struct SliceAttrs {
   Shape start, limit, stride;
+
+  bool operator==(const SliceAttrs&) const = default;
 };
 
 struct ConcatAttrs {
   int64_t axis = 0;
+
+  bool operator==(const ConcatAttrs&) const = default;
 };
 
 // low/high elements of `value` added before/after each dim (non-negative).
 struct PadAttrs {
   Shape low, high;
   double value = 0.0;
+
+  bool operator==(const PadAttrs&) const = default;
 };
 
 // Sorted, unique axes; reduced dims are removed from the output.
 struct ReduceAttrs {
   Axes axes;
+
+  bool operator==(const ReduceAttrs&) const = default;
 };
 
 // As HLO's dot_general: output dims are batch..., lhs free..., rhs free... (each in operand order).
 struct DotAttrs {
   Axes lhs_batch, rhs_batch, lhs_contract, rhs_contract;
+
+  bool operator==(const DotAttrs&) const = default;
 };
 
 // The dims of a dot_general operand of `rank` that are neither batch nor contracting, in order.
@@ -105,25 +129,35 @@ Axes concat_axes(const Axes& a, const Axes& b, const Axes& c);
 // scatter_add: operand + updates (shaped like gather's output) added at the same places.
 struct GatherAttrs {
   int64_t axis = 0;
+
+  bool operator==(const GatherAttrs&) const = default;
 };
 
 struct SoftmaxAttrs {
   int64_t axis = -1;  // normalised (non-negative) by the builder
+
+  bool operator==(const SoftmaxAttrs&) const = default;
 };
 
 // Over the last axis, biased variance, as torch.nn.LayerNorm.
 struct LayerNormAttrs {
   double eps = 1e-12;
+
+  bool operator==(const LayerNormAttrs&) const = default;
 };
 
 // Mean over targets != ignore_index, as torch.nn.functional.cross_entropy.
 struct CrossEntropyAttrs {
   int64_t ignore_index = -100;
+
+  bool operator==(const CrossEntropyAttrs&) const = default;
 };
 
 // softmax(q k^T * scale + mask) v; mask is additive, same rank as the scores, dims 1 or equal.
 struct AttentionAttrs {
   double scale = 1.0;
+
+  bool operator==(const AttentionAttrs&) const = default;
 };
 
 // Drops an element when its random bits (stream `stream`) are below rate * 2^32; scales the rest
@@ -131,6 +165,8 @@ struct AttentionAttrs {
 struct DropoutAttrs {
   double rate = 0.1;
   uint32_t stream = 0;
+
+  bool operator==(const DropoutAttrs&) const = default;
 };
 
 using Attrs = std::variant<NoAttrs, InputAttrs, ConstantAttrs, IotaAttrs, RandomBitsAttrs,

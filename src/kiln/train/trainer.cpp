@@ -25,6 +25,8 @@ TrainStepConfig step_config(const TrainingArguments& args) {
   config.adamw = {args.adam_beta1, args.adam_beta2, args.adam_epsilon, args.weight_decay};
   config.max_grad_norm = args.max_grad_norm;
   config.accumulate = args.gradient_accumulation_steps > 1;
+  config.compile.bf16 = args.bf16;
+  config.compile.disable(args.disable_passes, "--disable_passes");
   return config;
 }
 

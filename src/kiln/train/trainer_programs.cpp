@@ -73,7 +73,8 @@ std::vector<Tensor> ClassifierPrograms::forward(const TensorMap& params, const T
   std::vector<Value> outputs = {found.model->logits};
   if (with_labels) outputs.push_back(found.model->loss);
   if (!found.forward) {
-    found.forward = backend_.compile(found.graph, outputs);
+    // Evaluation runs with the training step's compiler options: bf16 too, as HF's autocast.
+    found.forward = backend_.compile(found.graph, outputs, CompileSpec{step_config_.compile, {}});
     ++eval_compiles_;
   }
   return found.forward->run(arguments_by_name(found.graph, {&params, &feeds}));

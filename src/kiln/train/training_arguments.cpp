@@ -10,6 +10,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "kiln/compiler/options.h"
 #include "kiln/ir/error.h"
 
 namespace kiln {
@@ -128,6 +129,7 @@ void check_ranges(const TrainingArguments& args) {
         "--train_sampling_strategy", "must be random or sequential, got '",
         args.train_sampling_strategy, "'");
   check(args.warmup_steps >= 0, "--warmup_steps", "must not be negative: ", args.warmup_steps);
+  CompileOptions().disable(args.disable_passes, "--disable_passes");
   check(args.warmup_steps <= 1 || args.warmup_steps == std::floor(args.warmup_steps),
         "--warmup_steps", "must be an integer if bigger than 1: ", args.warmup_steps);
 }

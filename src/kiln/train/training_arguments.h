@@ -95,6 +95,8 @@ struct TrainingArguments {
   std::string train_sampling_strategy = "random";
   bool bf16 = false;
   std::string device = "auto";
+  // Kiln's debugging switch: compiler passes to turn off, comma-separated ("cse,fusion").
+  std::string disable_passes;
   bool dataloader_drop_last = false;
 };
 

@@ -1,7 +1,7 @@
 // Reference kernels of the source ops: input, constant, iota, random_bits.
-#include "kiln/backends/reference/kernel_util.h"
-#include "kiln/backends/reference/kernels.h"
-#include "kiln/backends/reference/typed.h"
+#include "kiln/reference_kernels/kernel_util.h"
+#include "kiln/reference_kernels/kernels.h"
+#include "kiln/reference_kernels/typed.h"
 
 namespace kiln::reference {
 

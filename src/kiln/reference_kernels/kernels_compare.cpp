@@ -2,9 +2,9 @@
 #include <cmath>
 #include <limits>
 
-#include "kiln/backends/reference/kernel_util.h"
-#include "kiln/backends/reference/kernels.h"
-#include "kiln/backends/reference/typed.h"
+#include "kiln/reference_kernels/kernel_util.h"
+#include "kiln/reference_kernels/kernels.h"
+#include "kiln/reference_kernels/typed.h"
 
 namespace kiln::reference {
 namespace {

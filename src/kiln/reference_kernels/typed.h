@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kiln/backends/reference/kernel_util.h"
+#include "kiln/reference_kernels/kernel_util.h"
 
 namespace kiln::reference {
 

@@ -5,9 +5,9 @@
 // the output dtype) or in wrapping int64: the same result as a plain triple loop.
 #include <algorithm>
 
-#include "kiln/backends/reference/kernel_util.h"
-#include "kiln/backends/reference/kernels.h"
-#include "kiln/backends/reference/typed.h"
+#include "kiln/reference_kernels/kernel_util.h"
+#include "kiln/reference_kernels/kernels.h"
+#include "kiln/reference_kernels/typed.h"
 
 namespace kiln::reference {
 namespace {

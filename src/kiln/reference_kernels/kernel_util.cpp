@@ -1,5 +1,5 @@
 // Shared helpers of the reference kernels.
-#include "kiln/backends/reference/kernel_util.h"
+#include "kiln/reference_kernels/kernel_util.h"
 
 #include <sstream>
 

@@ -1,0 +1,157 @@
+// Algebraic simplification: identities that leave every value exactly as it was (but for the
+// sign of a zero: x + 0 keeps x's), found in the graphs autodiff and the optimizer build:
+// multiplying or dividing by one, adding or subtracting zero, double negation, casts to the same
+// dtype or through a lossless one, layout ops that do nothing or compose into one, selects on a
+// constant predicate or between equal branches, and reductions of dims of size 1 (a reshape).
+// x * 0 stays: it is NaN for x = NaN or inf. Replaced nodes are left dead for dce.
+#include <algorithm>
+
+#include "kiln/compiler/passes.h"
+#include "kiln/ir/ops.h"
+
+namespace kiln {
+namespace {
+
+// Whether every element of `value` equals `x`: a constant, seen through broadcasts and reshapes.
+bool all_equal(Value value, double x) {
+  while (value.op() == OpKind::broadcast || value.op() == OpKind::reshape) {
+    value = value.graph().value(value.node().inputs[0]);
+  }
+  if (value.op() != OpKind::constant) return false;
+  const Tensor& tensor = value.node().attr<ConstantAttrs>().value;
+  for (int64_t i = 0; i < tensor.numel(); ++i) {
+    if (tensor.get(i) != x) return false;
+  }
+  return true;
+}
+
+Value operand_of(const Value& value, size_t index) {
+  return value.graph().value(value.node().inputs[index]);
+}
+
+// Every value of `from` converts to `to` and back unchanged.
+bool lossless(DType from, DType to) {
+  switch (from) {
+    case DType::boolean:
+      return true;
+    case DType::bf16:
+    case DType::f16:
+      return to == DType::f32 || to == DType::f64;
+    case DType::f32:
+      return to == DType::f64;
+    case DType::i32:
+      return to == DType::i64 || to == DType::f64;
+    case DType::u32:
+      return to == DType::i64 || to == DType::f64;
+    default:
+      return false;
+  }
+}
+
+Value simplify_binary(const Node& node, Value a, Value b) {
+  switch (node.op) {
+    case OpKind::mul:
+      if (all_equal(b, 1.0)) return a;
+      if (all_equal(a, 1.0)) return b;
+      break;
+    case OpKind::div:
+      if (all_equal(b, 1.0)) return a;
+      break;
+    case OpKind::add:
+      if (all_equal(b, 0.0)) return a;
+      if (all_equal(a, 0.0)) return b;
+      break;
+    case OpKind::sub:
+      if (all_equal(b, 0.0)) return a;
+      break;
+    default:
+      break;
+  }
+  return Value();
+}
+
+// The layout ops, each rebuilt through its builder (which returns the operand itself when the
+// op does nothing) and composed with a layout op of the same kind below it.
+Value simplify_layout(const Node& node, Value x) {
+  switch (node.op) {
+    case OpKind::broadcast: {
+      Axes dims = node.attr<BroadcastAttrs>().dims;
+      if (x.op() == OpKind::broadcast) {  // y dim i -> x dim inner[i] -> output dim dims[...]
+        const Axes& inner = x.node().attr<BroadcastAttrs>().dims;
+        Axes composed;
+        for (int64_t dim : inner) composed.push_back(dims[static_cast<size_t>(dim)]);
+        return broadcast_in_dim(operand_of(x, 0), node.shape, composed);
+      }
+      return broadcast_in_dim(x, node.shape, dims);
+    }
+    case OpKind::reshape:
+      if (x.op() == OpKind::reshape) return reshape(operand_of(x, 0), node.shape);
+      // A filled tensor reshaped is the same fill of the new shape.
+      if (x.op() == OpKind::broadcast && operand_of(x, 0).rank() == 0) {
+        return broadcast_in_dim(operand_of(x, 0), node.shape, {});
+      }
+      return reshape(x, node.shape);
+    case OpKind::transpose: {
+      const Axes& perm = node.attr<TransposeAttrs>().perm;
+      if (x.op() == OpKind::transpose) {  // output dim i = x dim perm[i] = y dim inner[perm[i]]
+        const Axes& inner = x.node().attr<TransposeAttrs>().perm;
+        Axes composed;
+        for (int64_t dim : perm) composed.push_back(inner[static_cast<size_t>(dim)]);
+        return transpose(operand_of(x, 0), composed);
+      }
+      if (x.op() == OpKind::broadcast && operand_of(x, 0).rank() == 0) {
+        return broadcast_in_dim(operand_of(x, 0), node.shape, {});
+      }
+      return transpose(x, perm);
+    }
+    default:
+      return Value();
+  }
+}
+
+// A reduction whose reduced dims all have size 1 moves no data: a reshape of its operand.
+Value simplify_reduce(const Node& node, Value x) {
+  const Axes& axes = node.attr<ReduceAttrs>().axes;
+  bool trivial = std::all_of(axes.begin(), axes.end(),
+                             [&](int64_t axis) { return x.shape()[static_cast<size_t>(axis)] == 1; });
+  return trivial ? reshape(x, node.shape) : Value();
+}
+
+}  // namespace
+
+Module simplify(const Module& module) {
+  return rewrite_module(module, [](Graph&, const Node& node, int32_t,
+                                   const std::vector<Value>& operands) {
+    switch (node.op) {
+      case OpKind::add:
+      case OpKind::sub:
+      case OpKind::mul:
+      case OpKind::div:
+        return simplify_binary(node, operands[0], operands[1]);
+      case OpKind::neg:
+        return operands[0].op() == OpKind::neg ? operand_of(operands[0], 0) : Value();
+      case OpKind::cast: {
+        Value x = operands[0];
+        if (x.op() == OpKind::cast && lossless(operand_of(x, 0).dtype(), x.dtype())) {
+          x = operand_of(x, 0);
+        }
+        return cast(x, node.dtype);
+      }
+      case OpKind::select:
+        if (operands[1].is(operands[2]) || all_equal(operands[0], 1.0)) return operands[1];
+        if (all_equal(operands[0], 0.0)) return operands[2];
+        return Value();
+      case OpKind::broadcast:
+      case OpKind::reshape:
+      case OpKind::transpose:
+        return simplify_layout(node, operands[0]);
+      case OpKind::reduce_sum:
+      case OpKind::reduce_max:
+        return simplify_reduce(node, operands[0]);
+      default:
+        return Value();
+    }
+  });
+}
+
+}  // namespace kiln
