@@ -4,14 +4,12 @@
 #include <random>
 
 #include "cpu_test_util.h"
-#include "kiln/backends/cpu/memory_plan.h"
+#include "kiln/compiler/buffer_plan.h"
 #include "kiln/ir/error.h"
 
 namespace kiln {
 namespace {
 
-using cpu::BufferRequest;
-using cpu::MemoryPlan;
 
 // Every pair of buffers with intersecting lifetimes is disjoint in memory, and inside the arena.
 void expect_no_overlap(const MemoryPlan& plan) {
@@ -39,7 +37,7 @@ TEST(CpuPlan, RandomLifetimesNeverOverlap) {
       requests.push_back({static_cast<int64_t>(rng() % 5000), first,
                           first + static_cast<int32_t>(rng() % 20)});
     }
-    MemoryPlan plan = cpu::plan_memory(requests);
+    MemoryPlan plan = plan_memory(requests);
     expect_no_overlap(plan);
     int64_t total = 0;
     for (const BufferRequest& r : requests) total += (r.bytes + 63) / 64 * 64;
