@@ -159,12 +159,13 @@ class Fuser {
         candidates.push_back(g);
       }
     }
-    // A node that reads only sources (random bits, a cast of an input) may join the group made
-    // last, where its readers most likely are.
-    if (candidates.empty() && !groups_.empty()) {
-      candidates.push_back(static_cast<int32_t>(groups_.size() - 1));
-    }
     std::sort(candidates.begin(), candidates.end(), std::greater<>());
+    // Failing those, the group made last, without a producer there (random bits, a sibling
+    // reading the same operands): one kernel fewer, and often a value that needs no buffer.
+    auto last = static_cast<int32_t>(groups_.size()) - 1;
+    if (last >= 0 && std::find(candidates.begin(), candidates.end(), last) == candidates.end()) {
+      candidates.push_back(last);
+    }
     for (int32_t g : candidates) {
       Group& target = groups_[static_cast<size_t>(g)];
       bool joins = target.kernel.kind == KernelKind::loop ? joins_loop(target, g, id)

@@ -163,6 +163,7 @@ class ProgramBuilder {
     }
     std::vector<int32_t> physical(static_cast<size_t>(virtual_count_), -1);
     std::vector<int32_t> free;
+    std::vector<bool> freed(static_cast<size_t>(virtual_count_), false);
     auto take = [&](int32_t r) {
       if (free.empty()) {
         physical[static_cast<size_t>(r)] = registers++;
@@ -177,9 +178,13 @@ class ProgramBuilder {
       if (instr.out >= 0) take(instr.out);
       for (int32_t* r : {&instr.a, &instr.b, &instr.c}) {
         if (*r < 0) continue;
-        int32_t v = *r;
-        *r = physical[static_cast<size_t>(v)];
-        if (last_use[static_cast<size_t>(v)] == i) free.push_back(*r);
+        auto v = static_cast<size_t>(*r);
+        *r = physical[v];
+        // Freed once, also when the instruction reads it twice (x * x).
+        if (last_use[v] == i && !freed[v]) {
+          freed[v] = true;
+          free.push_back(*r);
+        }
       }
       if (instr.out >= 0) {
         int32_t v = instr.out;
