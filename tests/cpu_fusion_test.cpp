@@ -100,6 +100,29 @@ TEST(CpuFusion, IntegerDivisionByZeroInALoopIsAnError) {
   EXPECT_THROW(executable->run({ones, zero_at_end}), Error);
 }
 
+// dot_general with bias, scaling, gelu and the add of a tensor as oneDNN post-ops, on plain and
+// batched products, f32 and bf16 operands.
+TEST(CpuFusion, GemmEpiloguesMatchReference) {
+  for (DType dtype : {DType::f32, DType::bf16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    Graph graph;
+    testing::Feeds feeds(graph);
+    Value x = feeds.any(dtype, {3, 24, 32}), w = feeds.any(dtype, {32, 40});
+    Value b = feeds.any(DType::f32, {40}), r = feeds.any(DType::f32, {3, 24, 40});
+    DotAttrs plain{{}, {}, {2}, {0}};
+    Value biased = gelu(dot_general(x, w, plain, DType::f32) + broadcast_to(b, {3, 24, 40}));
+    Value y = feeds.any(dtype, {3, 24, 32});
+    DotAttrs batched{{0}, {0}, {2}, {2}};
+    Value scores = dot_general(x, y, batched, DType::f32) * 0.125;
+    Value summed = r + dot_general(x, w, plain, DType::f32);
+    std::vector<Value> outputs = {biased, scores, summed};
+    auto executable = make_cpu_backend()->compile(graph, outputs);
+    EXPECT_EQ(executable->stats().kernels, 3);
+    testing::expect_matches_reference(graph, outputs, feeds.arguments(), {},
+                                      dtype == DType::bf16 ? 10.0 : 1.0);
+  }
+}
+
 // A donated argument is overwritten by the kernel computing its output, which shares its bytes;
 // a matrix multiply reading the argument (made after the update) still sees the old values.
 TEST(CpuFusion, DonatedArgumentsAreWrittenInPlace) {

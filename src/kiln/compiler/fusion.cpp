@@ -57,7 +57,7 @@ struct Group {
 class Fuser {
  public:
   Fuser(const Module& module, const BackendCapabilities& capabilities)
-      : module_(module), graph_(*module.graph), capabilities_(capabilities) {
+      : graph_(*module.graph), capabilities_(capabilities) {
     auto count = static_cast<size_t>(graph_.size());
     readers_.resize(count);
     for (int32_t id = 0; id < graph_.size(); ++id) {
@@ -289,7 +289,6 @@ class Fuser {
     return results;
   }
 
-  const Module& module_;
   const Graph& graph_;
   const BackendCapabilities& capabilities_;
   std::vector<std::vector<int32_t>> readers_;

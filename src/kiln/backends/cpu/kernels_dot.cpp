@@ -335,7 +335,6 @@ std::vector<EpilogueStep> epilogue_of(const Graph& graph, const KernelGroup& gro
   for (int32_t id : group.nodes) {
     const Node& node = graph.node(id);
     if (id == group.nodes.front() || node.op == OpKind::broadcast) continue;
-    auto type = *dnnl_type(node.dtype);
     if (node.op == OpKind::gelu) {
       steps.push_back({EpilogueStep::gelu});
       ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
@@ -362,7 +361,6 @@ std::vector<EpilogueStep> epilogue_of(const Graph& graph, const KernelGroup& gro
         ops.append_binary(dnnl::algorithm::binary_add, post_ops.descs.back());
       }
     }
-    (void)type;
     previous = id;
   }
   post_ops.attr.set_post_ops(ops);
