@@ -83,7 +83,7 @@ TEST(CpuBert, TrainingStepPlanIsSound) {
   std::unique_ptr<BertStep> step = bert_tiny_step(2, 16);
   auto executable = make_cpu_backend()->compile(step->graph, step->outputs);
   auto& cpu = dynamic_cast<CpuExecutable&>(*executable);
-  const cpu::MemoryPlan& plan = cpu.memory_plan();
+  const MemoryPlan& plan = cpu.memory_plan();
   int64_t total = 0;
   int32_t steps = 0;
   for (size_t a = 0; a < plan.buffers.size(); ++a) {
@@ -95,7 +95,7 @@ TEST(CpuBert, TrainingStepPlanIsSound) {
   int64_t bound = 0;
   for (int32_t s = 0; s < steps; ++s) {
     int64_t live = 0;
-    for (const cpu::BufferRequest& b : plan.buffers) {
+    for (const BufferRequest& b : plan.buffers) {
       if (b.first <= s && s <= b.last) live += b.bytes;
     }
     bound = std::max(bound, live);

@@ -1,17 +1,16 @@
 // Structure of the CPU backend's compiled programs: the arena plan never lets two buffers that
-// are live at the same step overlap, its size is what liveness allows, reshapes cost neither a
-// kernel nor memory, and outputs live outside the arena.
+// are live at the same step overlap, its size is what liveness allows, fused values and reshapes
+// cost no memory, and outputs live outside the arena.
+#include <algorithm>
 #include <random>
 
 #include "cpu_test_util.h"
-#include "kiln/backends/cpu/memory_plan.h"
+#include "kiln/compiler/buffer_plan.h"
 #include "kiln/ir/error.h"
 
 namespace kiln {
 namespace {
 
-using cpu::BufferRequest;
-using cpu::MemoryPlan;
 
 // Every pair of buffers with intersecting lifetimes is disjoint in memory, and inside the arena.
 void expect_no_overlap(const MemoryPlan& plan) {
@@ -39,7 +38,7 @@ TEST(CpuPlan, RandomLifetimesNeverOverlap) {
       requests.push_back({static_cast<int64_t>(rng() % 5000), first,
                           first + static_cast<int32_t>(rng() % 20)});
     }
-    MemoryPlan plan = cpu::plan_memory(requests);
+    MemoryPlan plan = plan_memory(requests);
     expect_no_overlap(plan);
     int64_t total = 0;
     for (const BufferRequest& r : requests) total += (r.bytes + 63) / 64 * 64;
@@ -47,19 +46,43 @@ TEST(CpuPlan, RandomLifetimesNeverOverlap) {
   }
 }
 
-// x -> exp(x * 0.5) -> ... -> output: each intermediate dies once the next step has read it, so
-// three buffers (the broadcast scalar, the product, the previous exp) suffice for any length.
-TEST(CpuPlan, ChainReusesTwoBuffers) {
+// The most bytes live at one step: no plan can do with less.
+int64_t live_bound(const MemoryPlan& plan) {
+  int64_t bound = 0;
+  for (const BufferRequest& at : plan.buffers) {
+    int64_t live = 0;
+    for (const BufferRequest& b : plan.buffers) {
+      if (b.first <= at.first && at.first <= b.last) live += (b.bytes + 63) / 64 * 64;
+    }
+    bound = std::max(bound, live);
+  }
+  return bound;
+}
+
+CompileSpec unfused() {
+  CompileSpec spec;
+  spec.options.disable("fusion");
+  return spec;
+}
+
+// x -> exp(x * 0.5) -> ... -> output: fused, one kernel whose values never touch memory (its only
+// buffer is its scratch); unfused, each intermediate dies once the next step has read it, so the
+// arena holds what is live at the busiest step.
+TEST(CpuPlan, ChainIsOneKernelOrReusesBuffers) {
   Graph graph;
   testing::Feeds feeds(graph);
   Value x = feeds.any(DType::f32, {1024});
   for (int i = 0; i < 10; ++i) x = exp(x * 0.5);
-  auto executable = make_cpu_backend()->compile(graph, {x});
+  auto fused = make_cpu_backend()->compile(graph, {x});
+  auto& one = dynamic_cast<CpuExecutable&>(*fused);
+  EXPECT_EQ(one.kernel_count(), 1);
+  EXPECT_EQ(one.memory_plan().buffers.size(), 1u);
+  auto executable = make_cpu_backend()->compile(graph, {x}, unfused());
   auto& cpu = dynamic_cast<CpuExecutable&>(*executable);
-  // 10 muls and 10 exps (scalar constants are broadcast by their own kernels).
+  // 10 muls, 10 exps and the broadcasts of their scalar constants.
   EXPECT_EQ(cpu.kernel_count(), 30);
   expect_no_overlap(cpu.memory_plan());
-  EXPECT_EQ(cpu.memory_plan().arena_bytes, 3 * 4096);
+  EXPECT_EQ(cpu.memory_plan().arena_bytes, live_bound(cpu.memory_plan()));
   testing::expect_matches_reference(graph, {x}, feeds.arguments());
 }
 
@@ -70,11 +93,19 @@ TEST(CpuPlan, ReshapesAreFree) {
   testing::Feeds feeds(graph);
   Value x = feeds.any(DType::f32, {4, 6});
   Value y = reshape(exp(reshape(neg(x), {24})), {6, 4});
-  auto executable = make_cpu_backend()->compile(graph, {y});
+  auto fused = make_cpu_backend()->compile(graph, {y});
+  EXPECT_EQ(dynamic_cast<CpuExecutable&>(*fused).kernel_count(), 1);
+  auto executable = make_cpu_backend()->compile(graph, {y}, unfused());
   auto& cpu = dynamic_cast<CpuExecutable&>(*executable);
   EXPECT_EQ(cpu.kernel_count(), 2);
-  EXPECT_EQ(cpu.memory_plan().arena_bytes, 128);  // neg's 96 bytes, aligned; exp's is the output
+  // neg's 96 bytes are the only intermediate (the rest is the kernels' scratch); exp's result
+  // is the output.
+  int64_t intermediates = 0;
+  for (const BufferRequest& buffer : cpu.memory_plan().buffers) intermediates += buffer.bytes == 96;
+  EXPECT_EQ(intermediates, 1);
   testing::expect_matches_reference(graph, {y}, feeds.arguments());
+  testing::expect_outputs_close(fused->run(feeds.arguments()),
+                                executable->run(feeds.arguments()));
 }
 
 // An executable owns what it runs: the caller's graph may go, and runs repeat exactly.

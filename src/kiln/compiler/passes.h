@@ -39,4 +39,15 @@ Module use_bf16_matmuls(const Module& module);
 // One group per node that needs a kernel (no fusion), in module order.
 std::vector<KernelGroup> single_node_kernels(const Module& module);
 
+// Fused kernel groups (fusion.cpp): loop groups where capabilities.loop_fusion, gemm groups with
+// epilogues where capabilities.gemm_epilogues, single kernels for the rest; in an order that
+// respects the data flow.
+std::vector<KernelGroup> fuse_kernels(const Module& module, const BackendCapabilities& capabilities);
+
+// Orders `kernels` (any order the data flow allows on entry) so that every donated argument is
+// read by its other readers before it is overwritten; returns the donations that are safe so
+// (schedule.cpp).
+std::vector<Donation> schedule_kernels(const Module& module, std::vector<KernelGroup>& kernels,
+                                       const std::vector<Donation>& donations);
+
 }  // namespace kiln

@@ -63,7 +63,9 @@ Program compile_program(const Graph& graph, const std::vector<Value>& outputs,
   step("cse", options.common_subexpressions, eliminate_common_subexpressions);
   step("dce", options.dead_code, eliminate_dead_code);
   program.donations = honoured_donations(module, donations, options);
-  program.kernels = single_node_kernels(module);
+  bool fuse = options.fusion && (capabilities.loop_fusion || capabilities.gemm_epilogues);
+  program.kernels = fuse ? fuse_kernels(module, capabilities) : single_node_kernels(module);
+  program.donations = schedule_kernels(module, program.kernels, program.donations);
   program.module = std::move(module);
   return program;
 }

@@ -1,6 +1,7 @@
-// The CPU executable: compiles the graph, gives every value a buffer (an argument, a constant, an
-// output tensor, an alias of its operand for reshapes, or an offset in the arena planned from
-// liveness), builds one kernel per remaining node, and runs them in order.
+// The CPU executable: compiles the graph into kernel groups, builds one kernel per group (a fused
+// loop, a oneDNN matmul with its epilogue, or an op's own kernel), places every value the plan of
+// kiln/compiler/buffer_plan.h gives a buffer (an argument, a constant, an output tensor, a
+// donated argument, an offset in the arena), and runs the kernels in order.
 #include "kiln/backends/cpu/cpu_backend.h"
 
 #include <cstring>
@@ -18,157 +19,119 @@ using cpu::Kernel;
 
 constexpr int64_t kAlignment = 64;
 
-// Where a buffer lives; aliases (reshapes) share their operand's buffer.
-enum class Home : uint8_t { argument, constant, output, arena };
-
-struct Step {
-  int32_t id;
-  Kernel kernel;
-  int64_t scratch_offset = 0;
-};
+Kernel make_kernel(const Graph& graph, const KernelGroup& group) {
+  switch (group.kind) {
+    case KernelKind::loop: return cpu::make_loop_kernel(graph, group);
+    case KernelKind::gemm: return cpu::make_gemm_kernel(graph, group);
+    case KernelKind::single: break;
+  }
+  int32_t id = group.nodes.front();
+  const Node& node = graph.node(id);
+  if (cpu::runs_in_loops(node.op)) return cpu::make_loop_kernel(graph, group);
+  cpu::KernelMaker maker = cpu::kernel_maker(node.op);
+  check(maker != nullptr, op_name(node.op), "the CPU backend has no kernel for node %", id);
+  return maker(graph, id);
+}
 
 class CpuExecutableImpl : public CpuExecutable {
  public:
-  explicit CpuExecutableImpl(Program program)
-      : module_(std::move(program.module)) {
-    const Graph& graph = *module_.graph;
-    auto count = static_cast<size_t>(graph.size());
-    root_.assign(count, -1);
-    home_.assign(count, Home::arena);
-    buffers_.slot.assign(count, nullptr);
-    for (int32_t id = 0; id < graph.size(); ++id) assign_home(graph, id);
-    claim_outputs();
-    build_steps(graph, program.kernels);
-    plan_arena(graph);
+  explicit CpuExecutableImpl(Program program) : program_(std::move(program)) {
+    const Graph& graph = *program_.module.graph;
+    std::vector<int64_t> scratch;
+    for (const KernelGroup& group : program_.kernels) {
+      kernels_.push_back(make_kernel(graph, group));
+      scratch.push_back(kernels_.back().scratch_bytes);
+    }
+    plan_ = plan_buffers(program_, scratch, kAlignment);
+    arena_.assign(static_cast<size_t>(plan_.plan.arena_bytes + kAlignment), std::byte{0});
+    auto address = reinterpret_cast<uintptr_t>(arena_.data());
+    arena_base_ = arena_.data() + (kAlignment - address % kAlignment) % kAlignment;
+    buffers_.slot.assign(static_cast<size_t>(graph.size()), nullptr);
+    for (int32_t id = 0; id < graph.size(); ++id) {
+      auto index = static_cast<size_t>(id);
+      int32_t root = plan_.root[index];
+      if (root != id) aliases_.emplace_back(id, root);
+      if (root != id) continue;
+      switch (plan_.home[index]) {
+        case BufferHome::constant: {
+          // The module owns the constant's bytes; kernels only read them.
+          const Tensor& value = graph.node(id).attr<ConstantAttrs>().value;
+          buffers_.slot[index] = value.nbytes() ? const_cast<std::byte*>(value.data()) : nullptr;
+          break;
+        }
+        case BufferHome::arena: buffers_.slot[index] = arena_base_ + plan_.offset[index]; break;
+        case BufferHome::output: owned_outputs_.push_back(id); break;
+        case BufferHome::donated: donated_outputs_.push_back(id); break;
+        case BufferHome::none: case BufferHome::argument: break;
+      }
+    }
+    for (size_t o = 0; o < program_.module.outputs.size(); ++o) {
+      auto root = static_cast<size_t>(plan_.root[static_cast<size_t>(program_.module.outputs[o])]);
+      bool has_tensor = (plan_.home[root] == BufferHome::output ||
+                         plan_.home[root] == BufferHome::donated) &&
+                        plan_.output[root] == static_cast<int32_t>(o);
+      if (!has_tensor) copied_outputs_.push_back(o);
+    }
   }
 
-  const cpu::MemoryPlan& memory_plan() const override { return plan_; }
-  int64_t kernel_count() const override { return static_cast<int64_t>(steps_.size()); }
-  ExecutableStats stats() const override { return {kernel_count(), plan_.arena_bytes}; }
+  const MemoryPlan& memory_plan() const override { return plan_.plan; }
+  int64_t kernel_count() const override { return static_cast<int64_t>(kernels_.size()); }
+  const Program& program() const override { return program_; }
+  ExecutableStats stats() const override { return {kernel_count(), plan_.plan.arena_bytes}; }
 
   std::vector<Tensor> run(const std::vector<Tensor>& arguments) override {
-    const Graph& graph = *module_.graph;
+    const Graph& graph = *program_.module.graph;
     check_arguments(graph, arguments);
     for (size_t i = 0; i < arguments.size(); ++i) {
       const Tensor& argument = arguments[i];
       int32_t input = graph.inputs()[i];
       size_t bytes = static_cast<size_t>(argument.numel()) * dtype_size(argument.dtype());
       check(argument.nbytes() == bytes, "run", "input '", graph.input_name(input), "' has no data");
-      // Kernels never write their operands, so arguments are read where they are.
+      // Kernels never write their operands: arguments are read where they are, and written only
+      // when donated.
       buffers_.slot[static_cast<size_t>(input)] =
           argument.nbytes() ? const_cast<std::byte*>(argument.data()) : nullptr;
     }
-    std::vector<Tensor> results(module_.outputs.size());
-    for (size_t i = 0; i < results.size(); ++i) {
-      int32_t id = module_.outputs[i];
-      if (claimed_[i]) {
-        results[i] = Tensor::uninitialized(graph.node(id).dtype, graph.node(id).shape);
-        buffers_.slot[static_cast<size_t>(root(id))] = results[i].data();
-      }
+    std::vector<Tensor> results(program_.module.outputs.size());
+    for (int32_t id : owned_outputs_) {
+      auto index = static_cast<size_t>(id);
+      auto output = static_cast<size_t>(plan_.output[index]);
+      const Node& node = graph.node(program_.module.outputs[output]);  // the root, or a reshape
+      Tensor& result = results[output];
+      result = Tensor::uninitialized(node.dtype, node.shape);
+      buffers_.slot[index] = result.nbytes() ? result.data() : nullptr;
     }
-    for (int32_t id = 0; id < graph.size(); ++id) {
-      buffers_.slot[static_cast<size_t>(id)] = buffers_.slot[static_cast<size_t>(root(id))];
+    for (int32_t id : donated_outputs_) {
+      auto index = static_cast<size_t>(id);
+      const Tensor& argument = arguments[static_cast<size_t>(plan_.argument[index])];
+      results[static_cast<size_t>(plan_.output[index])] = argument;  // shares its bytes
+      buffers_.slot[index] = buffers_.slot[static_cast<size_t>(graph.inputs()[static_cast<size_t>(
+          plan_.argument[index])])];
     }
-    for (const Step& step : steps_) step.kernel.run(buffers_, arena_base_ + step.scratch_offset);
-    for (size_t i = 0; i < results.size(); ++i) {
-      if (claimed_[i]) continue;
-      int32_t id = module_.outputs[i];
-      results[i] = Tensor::uninitialized(graph.node(id).dtype, graph.node(id).shape);
-      if (results[i].nbytes()) {
-        std::memcpy(results[i].data(), buffers_.slot[static_cast<size_t>(id)], results[i].nbytes());
+    for (const auto& [id, root] : aliases_) {
+      buffers_.slot[static_cast<size_t>(id)] = buffers_.slot[static_cast<size_t>(root)];
+    }
+    for (size_t k = 0; k < kernels_.size(); ++k) {
+      kernels_[k].run(buffers_, arena_base_ + plan_.scratch_offset[k]);
+    }
+    // Outputs that are arguments, constants or a buffer another output took are copies.
+    for (size_t o : copied_outputs_) {
+      int32_t id = program_.module.outputs[o];
+      results[o] = Tensor::uninitialized(graph.node(id).dtype, graph.node(id).shape);
+      if (results[o].nbytes()) {
+        std::memcpy(results[o].data(), buffers_.slot[static_cast<size_t>(id)], results[o].nbytes());
       }
     }
     return results;
   }
 
  private:
-  int32_t root(int32_t id) const { return root_[static_cast<size_t>(id)]; }
-
-  void assign_home(const Graph& graph, int32_t id) {
-    const Node& node = graph.node(id);
-    auto index = static_cast<size_t>(id);
-    root_[index] = id;
-    if (node.op == OpKind::input) {
-      home_[index] = Home::argument;
-    } else if (node.op == OpKind::constant) {
-      home_[index] = Home::constant;
-      // The lowered graph owns the constant's bytes; kernels only read them.
-      const Tensor& value = node.attr<ConstantAttrs>().value;
-      buffers_.slot[index] = value.nbytes() ? const_cast<std::byte*>(value.data()) : nullptr;
-    } else if (node.op == OpKind::reshape) {
-      root_[index] = root(node.inputs[0]);  // row-major data is the same bytes
-    }
-  }
-
-  // The first output whose buffer is a kernel's result gets that buffer as its tensor; the others
-  // (arguments, constants, a buffer already taken) are copied after the run.
-  void claim_outputs() {
-    claimed_.assign(module_.outputs.size(), false);
-    for (size_t i = 0; i < module_.outputs.size(); ++i) {
-      auto r = static_cast<size_t>(root(module_.outputs[i]));
-      if (home_[r] != Home::arena) continue;
-      home_[r] = Home::output;
-      claimed_[i] = true;
-    }
-  }
-
-  void build_steps(const Graph& graph, const std::vector<KernelGroup>& kernels) {
-    for (const KernelGroup& group : kernels) {
-      int32_t id = group.nodes.front();
-      const Node& node = graph.node(id);
-      cpu::KernelMaker maker = cpu::kernel_maker(node.op);
-      check(maker != nullptr, op_name(node.op), "the CPU backend has no kernel for node %", id);
-      steps_.push_back({id, maker(graph, id)});
-    }
-  }
-
-  // One buffer per arena root, live from its producing step to the last step reading it or any
-  // of its aliases, plus each step's scratch, live during its step only.
-  void plan_arena(const Graph& graph) {
-    std::vector<int32_t> step_of(static_cast<size_t>(graph.size()), -1);
-    std::vector<int32_t> last_use(static_cast<size_t>(graph.size()), -1);
-    for (size_t s = 0; s < steps_.size(); ++s) {
-      auto step = static_cast<int32_t>(s);
-      step_of[static_cast<size_t>(steps_[s].id)] = step;
-      for (int32_t operand : graph.node(steps_[s].id).inputs) {
-        last_use[static_cast<size_t>(root(operand))] = step;
-      }
-    }
-    std::vector<cpu::BufferRequest> requests;
-    std::vector<int32_t> owner;  // node id, or -1 - step for a scratch buffer
-    for (const Step& step : steps_) {
-      auto index = static_cast<size_t>(step.id);
-      int32_t s = step_of[index];
-      if (home_[index] == Home::arena) {
-        int64_t bytes = shape_numel(graph.node(step.id).shape) *
-                        static_cast<int64_t>(dtype_size(graph.node(step.id).dtype));
-        requests.push_back({bytes, s, std::max(s, last_use[index])});
-        owner.push_back(step.id);
-      }
-      if (step.kernel.scratch_bytes > 0) {
-        requests.push_back({step.kernel.scratch_bytes, s, s});
-        owner.push_back(-1 - s);
-      }
-    }
-    plan_ = cpu::plan_memory(std::move(requests), kAlignment);
-    arena_.assign(static_cast<size_t>(plan_.arena_bytes + kAlignment), std::byte{0});
-    auto address = reinterpret_cast<uintptr_t>(arena_.data());
-    arena_base_ = arena_.data() + (kAlignment - address % kAlignment) % kAlignment;
-    for (size_t b = 0; b < owner.size(); ++b) {
-      if (owner[b] >= 0) {
-        buffers_.slot[static_cast<size_t>(owner[b])] = arena_base_ + plan_.offsets[b];
-      } else {
-        steps_[static_cast<size_t>(-1 - owner[b])].scratch_offset = plan_.offsets[b];
-      }
-    }
-  }
-
-  Module module_;
-  std::vector<int32_t> root_;  // node id -> the node whose buffer it uses
-  std::vector<Home> home_;     // of root nodes
-  std::vector<bool> claimed_;  // per output: its tensor is its root's buffer
-  std::vector<Step> steps_;
-  cpu::MemoryPlan plan_;
+  Program program_;
+  std::vector<Kernel> kernels_;
+  ProgramBuffers plan_;
+  std::vector<std::pair<int32_t, int32_t>> aliases_;  // (reshape, the root whose bytes it is)
+  std::vector<int32_t> owned_outputs_, donated_outputs_;  // roots
+  std::vector<size_t> copied_outputs_;
   std::vector<std::byte> arena_;
   std::byte* arena_base_ = nullptr;
   Buffers buffers_;
@@ -182,7 +145,8 @@ class CpuBackend : public Backend {
 
   // Composites without a kernel run through their decomposition, so every op is accepted.
   bool supports(const Node& node) const override {
-    return cpu::kernel_maker(node.op) != nullptr || node.op == OpKind::input ||
+    return cpu::kernel_maker(node.op) != nullptr || cpu::runs_in_loops(node.op) ||
+           node.op == OpKind::input ||
            node.op == OpKind::constant || node.op == OpKind::reshape ||
            op_info(node.op).category == OpCategory::composite;
   }
@@ -191,8 +155,11 @@ class CpuBackend : public Backend {
                                       const CompileSpec& spec) override {
     CompileOptions options = spec.options;
     options.decompose_composites |= options_.decompose_composites;
-    BackendCapabilities capabilities{
-        [](OpKind op) { return cpu::kernel_maker(op) != nullptr; }};
+    BackendCapabilities capabilities{[](OpKind op) {
+                                       return cpu::kernel_maker(op) != nullptr ||
+                                              cpu::runs_in_loops(op);
+                                     },
+                                     true, true};
     return std::make_unique<CpuExecutableImpl>(
         compile_program(graph, outputs, spec.donations, capabilities, options));
   }

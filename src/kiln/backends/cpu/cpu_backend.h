@@ -1,12 +1,13 @@
-// The fast CPU backend: matrix multiplies through oneDNN, typed and vectorised loops for the other
-// ops, both split across the OpenMP threads, and intermediates in one arena planned at compile
-// time, so that run() allocates nothing but its output tensors.
+// The fast CPU backend: matrix multiplies through oneDNN (with fused epilogues), fused loop kernels
+// for elementwise ops and trailing reductions, typed and vectorised kernels for the other ops, all
+// split across the OpenMP threads, and intermediates in one arena planned at compile time, so
+// that run() allocates nothing but its output tensors (donated arguments are written in place).
 #pragma once
 
 #include <memory>
 
 #include "kiln/backends/backend.h"
-#include "kiln/backends/cpu/memory_plan.h"
+#include "kiln/compiler/buffer_plan.h"
 
 namespace kiln {
 
@@ -22,9 +23,11 @@ struct CpuBackendOptions {
 class CpuExecutable : public Executable {
  public:
   // Buffers are the intermediates (steps numbered in execution order); outputs are not in it.
-  virtual const cpu::MemoryPlan& memory_plan() const = 0;
+  virtual const MemoryPlan& memory_plan() const = 0;
   // Kernels run per step (inputs, constants and reshapes need none).
   virtual int64_t kernel_count() const = 0;
+  // The kernel groups, in execution order, of the program it runs.
+  virtual const Program& program() const = 0;
 };
 
 std::unique_ptr<Backend> make_cpu_backend(CpuBackendOptions options = {});

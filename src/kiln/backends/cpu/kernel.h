@@ -1,4 +1,4 @@
-// Internal: the CPU backend's kernels. compile() builds one Kernel per node of the lowered graph
+// Internal: the CPU backend's kernels. compile() builds one Kernel per kernel group of the program
 // (dtype dispatch, oneDNN primitives and index arithmetic done then); run() only calls them.
 #pragma once
 
@@ -7,6 +7,7 @@
 #include <functional>
 #include <vector>
 
+#include "kiln/compiler/program.h"
 #include "kiln/ir/graph.h"
 
 namespace kiln::cpu {
@@ -33,23 +34,33 @@ struct Kernel {
 // Builds the kernel of node `id`; throws Error naming the op for what it cannot run.
 using KernelMaker = Kernel (*)(const Graph& graph, int32_t id);
 
-// The kernel maker of an op, or null for composites the backend runs through their
-// decomposition, and for nodes that need no kernel (input, constant, reshape).
+// The kernel maker of an op that is not elementwise, or null for elementwise ops (they run as
+// loop kernels), composites the backend runs through their decomposition, and nodes that need no
+// kernel (input, constant, reshape).
 KernelMaker kernel_maker(OpKind kind);
 
+// Elementwise ops, which run in loop kernels (loop_kernel.cpp), alone or fused: unary, binary,
+// compare, select, cast, random_bits and the gelu and dropout composites.
+bool runs_in_loops(OpKind kind);
+
+// The kernel of a loop group (or of a single elementwise node): one pass over its index space.
+Kernel make_loop_kernel(const Graph& graph, const KernelGroup& group);
+
+// The kernel of a gemm group: a oneDNN matmul with the group's epilogue as post-ops.
+Kernel make_gemm_kernel(const Graph& graph, const KernelGroup& group);
+
 // One maker per op family file.
-#define KILN_CPU_MAKERS(X)                                                                 \
-  X(unary) X(binary) X(compare) X(select) X(cast) X(broadcast) X(transpose) X(slice)       \
-  X(concat) X(pad) X(reduce_sum) X(reduce_max) X(dot_general) X(gather) X(scatter_add)    \
-  X(iota) X(random_bits) X(softmax) X(log_softmax) X(layer_norm) X(gelu) X(cross_entropy) \
-  X(dropout)
+#define KILN_CPU_MAKERS(X)                                                                  \
+  X(broadcast) X(transpose) X(slice) X(concat) X(pad) X(reduce_sum) X(reduce_max)           \
+  X(dot_general) X(gather) X(scatter_add) X(iota) X(softmax) X(log_softmax) X(layer_norm)  \
+  X(cross_entropy)
 #define KILN_CPU_DECLARE_MAKER(family) Kernel make_##family(const Graph& graph, int32_t id);
 KILN_CPU_MAKERS(KILN_CPU_DECLARE_MAKER)
 #undef KILN_CPU_DECLARE_MAKER
 
 // The 4 words of each Philox block in [first, first + blocks) of random_bits(seed, offset,
-// stream), block after block: words[4 * j + w] is element 4 * (first + j) + w (random_bits and
-// dropout share it).
+// stream), block after block: words[4 * j + w] is element 4 * (first + j) + w (the loop kernels'
+// random_bits and dropout use it).
 void philox_blocks(int64_t seed, int64_t offset, uint32_t stream, int64_t first, int64_t blocks,
                    uint32_t* words);
 

@@ -1,20 +1,12 @@
 // Which kernel maker runs each op on the CPU.
 #include "kiln/backends/cpu/kernel.h"
 
+#include "kiln/ir/op_registry.h"
+
 namespace kiln::cpu {
 
 KernelMaker kernel_maker(OpKind kind) {
   switch (kind) {
-    case OpKind::neg: case OpKind::abs: case OpKind::sign: case OpKind::exp: case OpKind::log:
-    case OpKind::tanh: case OpKind::logistic: case OpKind::sqrt: case OpKind::rsqrt:
-    case OpKind::erf: case OpKind::logical_not:
-      return make_unary;
-    case OpKind::add: case OpKind::sub: case OpKind::mul: case OpKind::div: case OpKind::max:
-    case OpKind::min: case OpKind::pow: case OpKind::logical_and: case OpKind::logical_or:
-      return make_binary;
-    case OpKind::compare: return make_compare;
-    case OpKind::select: return make_select;
-    case OpKind::cast: return make_cast;
     case OpKind::broadcast: return make_broadcast;
     case OpKind::transpose: return make_transpose;
     case OpKind::slice: return make_slice;
@@ -26,19 +18,24 @@ KernelMaker kernel_maker(OpKind kind) {
     case OpKind::gather: return make_gather;
     case OpKind::scatter_add: return make_scatter_add;
     case OpKind::iota: return make_iota;
-    case OpKind::random_bits: return make_random_bits;
     case OpKind::softmax: return make_softmax;
     case OpKind::log_softmax: return make_log_softmax;
     case OpKind::layer_norm: return make_layer_norm;
-    case OpKind::gelu: return make_gelu;
     case OpKind::cross_entropy: return make_cross_entropy;
-    case OpKind::dropout: return make_dropout;
     // No kernel: buffers of their own (input, constant), an alias (reshape), or a decomposition
     // whose matrix multiplies are already oneDNN's (attention).
     case OpKind::input: case OpKind::constant: case OpKind::reshape: case OpKind::attention:
       return nullptr;
+    default:  // elementwise: loop kernels
+      return nullptr;
   }
-  return nullptr;
+}
+
+bool runs_in_loops(OpKind kind) {
+  OpCategory category = op_info(kind).category;
+  return category == OpCategory::unary || category == OpCategory::binary ||
+         kind == OpKind::compare || kind == OpKind::select || kind == OpKind::cast ||
+         kind == OpKind::random_bits || kind == OpKind::gelu || kind == OpKind::dropout;
 }
 
 }  // namespace kiln::cpu

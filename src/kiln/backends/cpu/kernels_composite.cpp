@@ -1,6 +1,7 @@
 // Direct CPU kernels of the composites worth one pass over memory instead of their decomposition's
-// chain of ops: softmax, log_softmax, layer_norm, gelu, cross_entropy and dropout (attention runs
-// through its decomposition, whose matrix multiplies are oneDNN's). Values compute in float,
+// chain of ops: softmax, log_softmax, layer_norm and cross_entropy (gelu and dropout are
+// elementwise: loop kernels; attention runs through its decomposition, whose matrix multiplies are
+// oneDNN's). Values compute in float,
 // sums of many terms (softmax denominators, layer-norm statistics, the loss) in double.
 #include <omp.h>
 
@@ -119,26 +120,6 @@ Kernel layer_norm_typed(const Graph& graph, int32_t id) {
   }};
 }
 
-template <typename T>
-KILN_CPU_CLONES void gelu_loop(const T* in, T* out, int64_t begin, int64_t end) {
-  using C = Compute<T>;
-  for (int64_t i = begin; i < end; ++i) {
-    C v = load(in[i]);
-    out[i] = store<T>(v * C(0.5) * (C(1) + fast_erf(v * C(0.70710678118654752440))));
-  }
-}
-
-template <typename T>
-Kernel gelu_typed(const Graph& graph, int32_t id) {
-  int32_t x = graph.node(id).inputs[0];
-  int64_t n = shape_numel(graph.node(id).shape);
-  return {[=](const Buffers& buffers, std::byte*) {
-    const T* in = buffers.at<T>(x);
-    T* out = buffers.at<T>(id);
-    parallel_for(n, kGrain, [&](int64_t begin, int64_t end) { gelu_loop(in, out, begin, end); });
-  }};
-}
-
 // logsumexp(row) - row[label]: the exponentials in the compute type, their sum in double.
 template <typename T>
 KILN_CPU_CLONES double row_loss(const T* row, int64_t classes, int64_t label) {
@@ -193,44 +174,6 @@ Kernel cross_entropy_typed(const Graph& graph, int32_t id) {
   }, scratch};
 }
 
-template <typename T>
-KILN_CPU_CLONES void dropout_loop(const T* in, const uint32_t* bits, T* out, int64_t count,
-                                  uint32_t threshold, Compute<T> scale) {
-  using C = Compute<T>;
-  for (int64_t i = 0; i < count; ++i) {
-    out[i] = store<T>(bits[i] >= threshold ? load(in[i]) * scale : C(0));
-  }
-}
-
-// keep = bits >= threshold, threshold = min(floor(rate * 2^32), 2^32 - 1); kept values are scaled
-// by 1 / (1 - rate). The bits are drawn a chunk of blocks at a time into the stack, never stored.
-template <typename T>
-Kernel dropout_typed(const Graph& graph, int32_t id) {
-  using C = Compute<T>;
-  constexpr int64_t kBlocks = 256;
-  const Node& node = graph.node(id);
-  const DropoutAttrs& attrs = node.attr<DropoutAttrs>();
-  int32_t x = node.inputs[0], seed = node.inputs[1], offset = node.inputs[2];
-  auto threshold = static_cast<uint32_t>(std::min(std::floor(attrs.rate * 0x1p32), 0x1p32 - 1));
-  auto scale = static_cast<C>(1.0 / (1.0 - attrs.rate));
-  uint32_t stream = attrs.stream;
-  int64_t n = shape_numel(node.shape);
-  int64_t chunks = (n + 4 * kBlocks - 1) / (4 * kBlocks);
-  return {[=](const Buffers& buffers, std::byte*) {
-    int64_t seed_value = *buffers.at<int64_t>(seed), offset_value = *buffers.at<int64_t>(offset);
-    const T* in = buffers.at<T>(x);
-    T* out = buffers.at<T>(id);
-    parallel_for(chunks, kGrain / (4 * kBlocks), [&](int64_t begin, int64_t end) {
-      uint32_t bits[4 * kBlocks];
-      for (int64_t chunk = begin; chunk < end; ++chunk) {
-        int64_t first = chunk * 4 * kBlocks, count = std::min(4 * kBlocks, n - first);
-        philox_blocks(seed_value, offset_value, stream, chunk * kBlocks, (count + 3) / 4, bits);
-        dropout_loop(in + first, bits, out + first, count, threshold, scale);
-      }
-    });
-  }};
-}
-
 }  // namespace
 
 Kernel make_softmax(const Graph& graph, int32_t id) {
@@ -248,19 +191,9 @@ Kernel make_layer_norm(const Graph& graph, int32_t id) {
                         [&]<typename T>() { return layer_norm_typed<T>(graph, id); });
 }
 
-Kernel make_gelu(const Graph& graph, int32_t id) {
-  return visit_floating("gelu", graph.node(id).dtype,
-                        [&]<typename T>() { return gelu_typed<T>(graph, id); });
-}
-
 Kernel make_cross_entropy(const Graph& graph, int32_t id) {
   return visit_floating("cross_entropy", graph.node(id).dtype,
                         [&]<typename T>() { return cross_entropy_typed<T>(graph, id); });
-}
-
-Kernel make_dropout(const Graph& graph, int32_t id) {
-  return visit_floating("dropout", graph.node(id).dtype,
-                        [&]<typename T>() { return dropout_typed<T>(graph, id); });
 }
 
 }  // namespace kiln::cpu

@@ -1,5 +1,6 @@
-// CPU kernel of dot_general. f32 x f32 -> f32 and bf16 x bf16 -> f32/bf16 go to a oneDNN matmul
-// primitive made at compile time, reading each operand in place when its dims collapse to a
+// CPU kernels of dot_general and of gemm groups (a dot_general and its epilogue: bias, scaling,
+// gelu, the add of a tensor, as oneDNN post-ops). f32 x f32 -> f32 and bf16 x bf16 -> f32/bf16 go
+// to a oneDNN matmul primitive made at compile time, reading each operand in place when its dims collapse to a
 // strided [batch, rows, cols] view and copying it to that layout (in scratch) otherwise; the rhs is
 // then reordered into the blocked layout oneDNN's kernels prefer. Other dtypes (f64, f16,
 // integers, mixed widths) use a plain loop over the copied operands.
@@ -13,6 +14,7 @@
 #include "kiln/backends/cpu/kernel.h"
 #include "kiln/backends/cpu/parallel.h"
 #include "kiln/backends/cpu/typed.h"
+#include "kiln/backends/cpu/vector_math.h"
 
 namespace kiln::cpu {
 namespace {
@@ -97,7 +99,8 @@ bool worth_packing(const DotLayout& layout) {
 // dense copies).
 std::optional<Matmul> matmul_desc(const MatrixView& lhs, const MatrixView& rhs,
                                   const MatrixView& out, dnnl::memory::data_type in_type,
-                                  dnnl::memory::data_type out_type, bool try_packed) {
+                                  dnnl::memory::data_type out_type, bool try_packed,
+                                  const dnnl::primitive_attr& attr) {
   dnnl::memory::desc plain = matrix_desc(rhs, in_type);
   for (bool pack : {true, false}) {
     if (pack && !try_packed) continue;
@@ -106,7 +109,7 @@ std::optional<Matmul> matmul_desc(const MatrixView& lhs, const MatrixView& rhs,
           pack ? dnnl::memory::desc(matrix_dims(rhs), in_type, dnnl::memory::format_tag::any)
                : plain;
       dnnl::matmul::desc desc(matrix_desc(lhs, in_type), weights, matrix_desc(out, out_type));
-      dnnl::matmul::primitive_desc pd(desc, cpu_engine());
+      dnnl::matmul::primitive_desc pd(desc, attr, cpu_engine());
       if (std::string_view(pd.impl_info_str()).starts_with("ref")) continue;
       return Matmul{pd, pd.weights_desc() != plain};
     } catch (const dnnl::error&) {
@@ -124,8 +127,15 @@ void execute(const dnnl::primitive& primitive, const std::vector<dnnl_exec_arg_t
         ")");
 }
 
+// The epilogue of a gemm group as oneDNN post-ops, with the buffers its binary post-ops read.
+struct PostOps {
+  dnnl::primitive_attr attr;
+  std::vector<std::pair<int, int32_t>> tensors;  // (post-op index, node whose buffer is src1)
+  std::vector<dnnl::memory::desc> descs;         // of those tensors
+};
+
 std::optional<Kernel> onednn_kernel(const Node& node, const DotLayout& layout, Operands o,
-                                    DType in_dtype) {
+                                    DType in_dtype, const PostOps& post_ops) {
   auto in_type = dnnl_type(in_dtype);
   auto out_type = dnnl_type(node.dtype);
   if (!in_type || !out_type || (in_dtype == DType::f32 && node.dtype != DType::f32)) {
@@ -138,7 +148,7 @@ std::optional<Kernel> onednn_kernel(const Node& node, const DotLayout& layout, O
   std::optional<Matmul> matmul;
   bool try_packed = worth_packing(layout);
   if (layout.lhs_view && layout.rhs_view) {
-    matmul = matmul_desc(lhs, rhs, out, *in_type, *out_type, try_packed);
+    matmul = matmul_desc(lhs, rhs, out, *in_type, *out_type, try_packed, post_ops.attr);
   }
   if (!matmul) {  // copy what does not collapse, or everything when the views were too exotic
     bool copy_both = layout.lhs_view && layout.rhs_view;
@@ -151,7 +161,7 @@ std::optional<Kernel> onednn_kernel(const Node& node, const DotLayout& layout, O
       rhs = dense_view(layout.batch, layout.k, layout.n);
       s.rhs = s.take(layout.batch * layout.k * layout.n * static_cast<int64_t>(element));
     }
-    matmul = matmul_desc(lhs, rhs, out, *in_type, *out_type, try_packed);
+    matmul = matmul_desc(lhs, rhs, out, *in_type, *out_type, try_packed, post_ops.attr);
     if (!matmul) return std::nullopt;
   }
   const dnnl::matmul::primitive_desc& pd = matmul->pd;
@@ -161,6 +171,13 @@ std::optional<Kernel> onednn_kernel(const Node& node, const DotLayout& layout, O
   dnnl::memory dst(pd.dst_desc(), cpu_engine(), DNNL_MEMORY_NONE);
   std::vector<dnnl_exec_arg_t> args = {
       {DNNL_ARG_SRC, src.get()}, {DNNL_ARG_WEIGHTS, weights.get()}, {DNNL_ARG_DST, dst.get()}};
+  std::vector<std::pair<dnnl::memory, int32_t>> extra;  // post-op tensors and their nodes
+  for (size_t t = 0; t < post_ops.tensors.size(); ++t) {
+    auto [index, id] = post_ops.tensors[t];
+    dnnl::memory memory(post_ops.descs[t], cpu_engine(), DNNL_MEMORY_NONE);
+    args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1, memory.get()});
+    extra.emplace_back(memory, id);
+  }
   // The reorder of the rhs into the packed weights (a no-op primitive when not packed).
   dnnl::memory plain(matrix_desc(rhs, *in_type), cpu_engine(), DNNL_MEMORY_NONE);
   dnnl::primitive pack;
@@ -177,6 +194,7 @@ std::optional<Kernel> onednn_kernel(const Node& node, const DotLayout& layout, O
     prepare(o, s, buffers, scratch, a, b);
     src.set_data_handle(const_cast<std::byte*>(a));
     dst.set_data_handle(buffers.at<std::byte>(o.out));
+    for (const auto& [memory, id] : extra) memory.set_data_handle(buffers.at<std::byte>(id));
     if (s.packed >= 0) {
       plain.set_data_handle(const_cast<std::byte*>(b));
       weights.set_data_handle(scratch + s.packed);
@@ -247,26 +265,137 @@ Kernel fallback_kernel(const Node& node, const DotLayout& layout, Operands o, DT
   });
 }
 
-}  // namespace
-
-Kernel make_dot_general(const Graph& graph, int32_t id) {
+// The product of dot_general `id` written to the buffer of node `out`, with `post_ops` applied
+// by oneDNN when `fused` is given (set to whether they were; without them, the plain product).
+Kernel dot_kernel(const Graph& graph, int32_t id, int32_t out, const PostOps* post_ops,
+                  bool* fused) {
   const Node& node = graph.node(id);
   const Node& lhs = graph.node(node.inputs[0]);
   const Node& rhs = graph.node(node.inputs[1]);
   DotLayout layout = dot_layout(lhs.shape, rhs.shape, node.attr<DotAttrs>());
   size_t element = dtype_size(lhs.dtype);
-  Operands o{node.inputs[0], node.inputs[1], id,
+  Operands o{node.inputs[0], node.inputs[1], out,
              canonical_copy(lhs.shape, layout.lhs_order, element),
              canonical_copy(rhs.shape, layout.rhs_order, element)};
   int64_t out_bytes = shape_numel(node.shape) * static_cast<int64_t>(dtype_size(node.dtype));
+  if (fused) *fused = false;
   if (out_bytes == 0) return {[](const Buffers&, std::byte*) {}};
   if (layout.k == 0) {  // empty sums: zeros (all dtypes have an all-zero-bits zero)
     return {[=](const Buffers& buffers, std::byte*) {
-      std::memset(buffers.at<std::byte>(id), 0, static_cast<size_t>(out_bytes));
+      std::memset(buffers.at<std::byte>(out), 0, static_cast<size_t>(out_bytes));
     }};
   }
-  if (std::optional<Kernel> kernel = onednn_kernel(node, layout, o, lhs.dtype)) return *kernel;
+  if (post_ops) {
+    if (std::optional<Kernel> kernel = onednn_kernel(node, layout, o, lhs.dtype, *post_ops)) {
+      *fused = true;
+      return *kernel;
+    }
+  }
+  if (std::optional<Kernel> kernel = onednn_kernel(node, layout, o, lhs.dtype, PostOps{})) {
+    return *kernel;
+  }
   return fallback_kernel(node, layout, o, lhs.dtype);
+}
+
+// One epilogue node of a gemm group, applied to the product in place when oneDNN cannot fuse it.
+struct EpilogueStep {
+  enum Kind : uint8_t { bias, tensor, scale, gelu } kind;
+  int32_t operand = -1;  // bias: the [n] vector; tensor: the added tensor
+  float value = 1.0f;    // scale
+};
+
+template <typename T>
+KILN_CPU_CLONES void apply_step(const EpilogueStep& step, T* out, const T* operand,
+                                int64_t begin, int64_t end, int64_t n) {
+  for (int64_t i = begin; i < end; ++i) {
+    float v = load(out[i]);
+    switch (step.kind) {
+      case EpilogueStep::bias: v += load(operand[i % n]); break;
+      case EpilogueStep::tensor: v += load(operand[i]); break;
+      case EpilogueStep::scale: v *= step.value; break;
+      case EpilogueStep::gelu: v = v * 0.5f * (1.0f + fast_erf(v * 0.70710678118654752440f)); break;
+    }
+    out[i] = store<T>(v);
+  }
+}
+
+// The epilogue's steps; and as oneDNN post-ops in `post_ops`.
+std::vector<EpilogueStep> epilogue_of(const Graph& graph, const KernelGroup& group,
+                                      PostOps& post_ops) {
+  std::vector<EpilogueStep> steps;
+  dnnl::post_ops ops;
+  int32_t previous = group.nodes.front();
+  const Node& dot = graph.node(previous);
+  DotLayout layout = dot_layout(graph.node(dot.inputs[0]).shape, graph.node(dot.inputs[1]).shape,
+                                dot.attr<DotAttrs>());
+  auto rows = [&](int64_t n) -> dnnl::memory::dims {
+    if (layout.batch == 1) return {1, n};
+    return {1, 1, n};
+  };
+  for (int32_t id : group.nodes) {
+    const Node& node = graph.node(id);
+    if (id == group.nodes.front() || node.op == OpKind::broadcast) continue;
+    if (node.op == OpKind::gelu) {
+      steps.push_back({EpilogueStep::gelu});
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+    } else {
+      int32_t other = node.inputs[0] == previous ? node.inputs[1] : node.inputs[0];
+      const Node& o = graph.node(other);
+      if (node.op == OpKind::mul) {  // by a broadcast scalar constant
+        const Tensor& value = graph.node(o.inputs[0]).attr<ConstantAttrs>().value;
+        auto factor = static_cast<float>(value.get(0));
+        steps.push_back({EpilogueStep::scale, -1, factor});
+        ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, factor, 0.0f);
+      } else if (o.op == OpKind::broadcast) {  // a bias
+        steps.push_back({EpilogueStep::bias, o.inputs[0]});
+        post_ops.tensors.emplace_back(ops.len(), o.inputs[0]);
+        post_ops.descs.emplace_back(rows(layout.n), *dnnl_type(graph.node(o.inputs[0]).dtype),
+                                    layout.batch == 1 ? dnnl::memory::dims{layout.n, 1}
+                                                      : dnnl::memory::dims{layout.n, layout.n, 1});
+        ops.append_binary(dnnl::algorithm::binary_add, post_ops.descs.back());
+      } else {  // a tensor shaped as the product
+        steps.push_back({EpilogueStep::tensor, other});
+        post_ops.tensors.emplace_back(ops.len(), other);
+        MatrixView view = dense_view(layout.batch, layout.m, layout.n);
+        post_ops.descs.push_back(matrix_desc(view, *dnnl_type(o.dtype)));
+        ops.append_binary(dnnl::algorithm::binary_add, post_ops.descs.back());
+      }
+    }
+    previous = id;
+  }
+  post_ops.attr.set_post_ops(ops);
+  return steps;
+}
+
+}  // namespace
+
+Kernel make_dot_general(const Graph& graph, int32_t id) {
+  return dot_kernel(graph, id, id, nullptr, nullptr);
+}
+
+Kernel make_gemm_kernel(const Graph& graph, const KernelGroup& group) {
+  int32_t out = group.nodes.back();
+  PostOps post_ops;
+  std::vector<EpilogueStep> steps = epilogue_of(graph, group, post_ops);
+  bool fused = false;
+  Kernel product = dot_kernel(graph, group.nodes.front(), out, &post_ops, &fused);
+  if (fused) return product;
+  // oneDNN declined the post-ops: the product, then each step over it in place.
+  const Node& node = graph.node(out);
+  int64_t n = node.shape.empty() ? 1 : node.shape.back();
+  int64_t count = shape_numel(node.shape);
+  return visit_floating("gemm", node.dtype, [&]<typename T>() -> Kernel {
+    return {[=](const Buffers& buffers, std::byte* scratch) {
+      product.run(buffers, scratch);
+      T* values = buffers.at<T>(out);
+      for (const EpilogueStep& step : steps) {
+        const T* operand = step.operand >= 0 ? buffers.at<T>(step.operand) : nullptr;
+        parallel_for(count, kGrain, [&](int64_t begin, int64_t end) {
+          apply_step(step, values, operand, begin, end, n);
+        });
+      }
+    }, product.scratch_bytes};
+  });
 }
 
 }  // namespace kiln::cpu

@@ -1,5 +1,6 @@
-// CPU kernels of the computed sources: iota and Philox random bits (inputs and constants need
-// none: their buffers are the arguments and the graph's constants).
+// CPU kernels of the computed sources: iota, and the Philox blocks of random bits (random_bits and
+// dropout run in loop kernels; inputs and constants need no kernel: their buffers are the
+// arguments and the graph's constants).
 #include <algorithm>
 
 #include "kiln/backends/cpu/kernel.h"
@@ -61,27 +62,6 @@ Kernel make_iota(const Graph& graph, int32_t id) {
       });
     }};
   });
-}
-
-Kernel make_random_bits(const Graph& graph, int32_t id) {
-  const Node& node = graph.node(id);
-  check(node.dtype == DType::u32, "random_bits", "produces u32, not ", dtype_name(node.dtype));
-  int32_t seed = node.inputs[0], offset = node.inputs[1];
-  uint32_t stream = node.attr<RandomBitsAttrs>().stream;
-  int64_t n = shape_numel(node.shape);
-  return {[=](const Buffers& buffers, std::byte*) {
-    int64_t seed_value = *buffers.at<int64_t>(seed), offset_value = *buffers.at<int64_t>(offset);
-    uint32_t* bits = buffers.at<uint32_t>(id);
-    int64_t full = n / 4;
-    parallel_for(full, kGrain / 4, [&](int64_t begin, int64_t end) {
-      philox_blocks(seed_value, offset_value, stream, begin, end - begin, bits + 4 * begin);
-    });
-    if (n % 4 != 0) {  // the last, partial block
-      uint32_t words[4];
-      philox_blocks(seed_value, offset_value, stream, full, 1, words);
-      std::copy(words, words + n % 4, bits + 4 * full);
-    }
-  }};
 }
 
 }  // namespace kiln::cpu

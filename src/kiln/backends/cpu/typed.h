@@ -5,8 +5,10 @@
 #pragma once
 
 #include <bit>
+#include <cmath>
 #include <concepts>
 #include <cstdint>
+#include <limits>
 
 #include "kiln/ir/dtype.h"
 #include "kiln/ir/error.h"
@@ -84,6 +86,47 @@ T store(C v) {
     return static_cast<T>(static_cast<double>(v));
   } else {
     return static_cast<T>(v);
+  }
+}
+
+// Float -> integer: truncates toward zero, saturates at the dtype's range, NaN gives 0.
+template <typename To>
+To float_to_int(double value) {
+  if (std::isnan(value)) return 0;
+  value = std::trunc(value);
+  if constexpr (std::same_as<To, int64_t>) {
+    if (value <= -0x1p63) return std::numeric_limits<int64_t>::min();
+    if (value >= 0x1p63) return std::numeric_limits<int64_t>::max();
+  } else {
+    if (value <= static_cast<double>(std::numeric_limits<To>::min())) {
+      return std::numeric_limits<To>::min();
+    }
+    if (value >= static_cast<double>(std::numeric_limits<To>::max())) {
+      return std::numeric_limits<To>::max();
+    }
+  }
+  return static_cast<To>(value);
+}
+
+// The cast of one element, with the reference's semantics: rounds once (bf16/f16 to nearest even),
+// truncates floats to integers (saturating, NaN -> 0), wraps integers, maps anything to bool as
+// "nonzero".
+template <typename From, typename To>
+To convert(From x) {
+  if constexpr (!FloatStorage<From>) {
+    return store<To>(load(x));  // integers wrap, bool is nonzero, -> floating through double
+  } else if constexpr (std::same_as<To, uint8_t>) {
+    return load(x) != 0 ? 1 : 0;  // NaN is nonzero
+  } else if constexpr (IntStorage<To>) {
+    return float_to_int<To>(static_cast<double>(load(x)));
+  } else if constexpr (std::same_as<From, double> && std::same_as<To, Bf16>) {
+    return {f64_to_bf16(x)};  // directly, not through f32 (no double rounding)
+  } else if constexpr (std::same_as<From, double> && std::same_as<To, F16>) {
+    return {f64_to_f16(x)};
+  } else if constexpr (std::same_as<To, double>) {
+    return static_cast<double>(load(x));
+  } else {
+    return store<To>(static_cast<float>(load(x)));
   }
 }
 

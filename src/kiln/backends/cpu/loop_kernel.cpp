@@ -1,0 +1,244 @@
+// The kernel of a loop group: its nodes become a program of block instructions (loop_program.h)
+// with registers reused once their value is dead, run block after block on each thread's range
+// of the index space (whole rows when the group reduces), with the registers in scratch.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "kiln/backends/cpu/loop_program.h"
+#include "kiln/backends/cpu/parallel.h"
+#include "kiln/ir/error.h"
+
+namespace kiln::cpu {
+namespace {
+
+int32_t resolve(const Graph& graph, int32_t id) {
+  while (graph.node(id).op == OpKind::reshape) id = graph.node(id).inputs[0];
+  return id;
+}
+
+// Element i of broadcast `id`'s result in its operand's bytes: a view with zero strides on the
+// broadcast dims, then size-1 dims dropped and dims contiguous with the next merged.
+LoadView broadcast_view(const Graph& graph, int32_t id) {
+  const Node& node = graph.node(id);
+  const Shape& from = graph.node(node.inputs[0]).shape;
+  const Axes& dims = node.attr<BroadcastAttrs>().dims;
+  std::vector<int64_t> from_strides = shape_strides(from);
+  std::vector<std::pair<int64_t, int64_t>> merged;  // (size, stride)
+  for (size_t d = 0; d < node.shape.size(); ++d) {
+    int64_t stride = 0;
+    for (size_t k = 0; k < dims.size(); ++k) {
+      if (dims[k] == static_cast<int64_t>(d) && from[k] == node.shape[d]) stride = from_strides[k];
+    }
+    if (node.shape[d] == 1) continue;
+    if (!merged.empty() && merged.back().second == stride * node.shape[d]) {
+      merged.back() = {merged.back().first * node.shape[d], stride};
+    } else {
+      merged.emplace_back(node.shape[d], stride);
+    }
+  }
+  LoadView view;
+  view.contiguous = merged.empty() || (merged.size() == 1 && merged[0].second == 1);
+  check(merged.size() <= kMaxViewDims, "broadcast", "reads more than ", kMaxViewDims,
+        " dims in a fused kernel");
+  view.rank = static_cast<int64_t>(merged.size());
+  for (size_t d = 0; d < merged.size(); ++d) {
+    view.sizes[d] = merged[d].first;
+    view.strides[d] = merged[d].second;
+  }
+  return view;
+}
+
+Instr instruction(InstrFn run) {
+  Instr instr;
+  instr.run = run;
+  return instr;
+}
+
+bool is_reduction(OpKind op) { return op == OpKind::reduce_sum || op == OpKind::reduce_max; }
+
+// Turns the group into instructions over virtual registers (one per value), then maps them onto
+// as few registers as liveness allows.
+class ProgramBuilder {
+ public:
+  ProgramBuilder(const Graph& graph, const KernelGroup& group) : graph_(graph) {
+    for (int32_t id : group.nodes) {
+      if (group.kind == KernelKind::single || graph.node(id).op != OpKind::broadcast) {
+        computed_.insert(id);
+      } else {
+        in_place_.insert(id);
+      }
+    }
+    std::unordered_set<int32_t> results(group.results.begin(), group.results.end());
+    if (group.kind == KernelKind::single) results.insert(group.nodes.begin(), group.nodes.end());
+    for (int32_t id : group.nodes) {
+      if (!computed_.contains(id)) continue;
+      const Node& node = graph.node(id);
+      if (is_reduction(node.op)) {
+        domain_ = shape_numel(graph.node(node.inputs[0]).shape);
+        width_ = domain_ / std::max<int64_t>(1, shape_numel(node.shape));
+        if (results.contains(id)) {
+          Instr reduce = instruction(reduce_instr(node));
+          reduce.a = operand(node.inputs[0]);
+          reduce.node = id;
+          reduce.slot = next_slot_++;
+          emit(reduce);
+        }
+        continue;
+      }
+      domain_ = shape_numel(node.shape);
+      Instr compute = instruction(compute_instr(graph, node));
+      if (node.op == OpKind::dropout || node.op == OpKind::random_bits) {
+        size_t first = node.op == OpKind::dropout ? 1 : 0;
+        compute.seed = node.inputs[first];
+        compute.offset = node.inputs[first + 1];
+        if (node.op == OpKind::dropout) {
+          const DropoutAttrs& attrs = node.attr<DropoutAttrs>();
+          compute.a = operand(node.inputs[0]);
+          compute.threshold =
+              static_cast<uint32_t>(std::min(std::floor(attrs.rate * 0x1p32), 0x1p32 - 1));
+          compute.scale = 1.0 / (1.0 - attrs.rate);
+          compute.stream = attrs.stream;
+        } else {
+          compute.stream = node.attr<RandomBitsAttrs>().stream;
+        }
+        compute.c = fresh();  // the words
+      } else {
+        int32_t* slots[] = {&compute.a, &compute.b, &compute.c};
+        for (size_t k = 0; k < node.inputs.size(); ++k) *slots[k] = operand(node.inputs[k]);
+      }
+      compute.out = fresh();
+      register_of_[id] = compute.out;
+      emit(compute);
+      if (results.contains(id)) {
+        Instr store = instruction(store_instr(node.dtype));
+        store.a = compute.out;
+        store.node = id;
+        emit(store);
+      }
+    }
+    allocate_registers();
+  }
+
+  std::vector<Instr> instructions;
+  int32_t registers = 0;
+  int32_t slots() const { return next_slot_; }
+  int64_t domain() const { return domain_; }
+  int64_t width() const { return width_; }
+
+ private:
+  int32_t fresh() { return virtual_count_++; }
+
+  // The register holding operand `id`: computed in the group, or loaded (once) from its buffer,
+  // directly or through a broadcast read in place.
+  int32_t operand(int32_t id) {
+    int32_t source = resolve(graph_, id);
+    if (auto it = register_of_.find(source); it != register_of_.end()) return it->second;
+    Instr load = instruction(load_instr(graph_.node(source).dtype));
+    if (in_place_.contains(source)) {
+      load.view = broadcast_view(graph_, source);
+      load.node = graph_.node(source).inputs[0];
+    } else {
+      load.node = source;
+    }
+    load.out = fresh();
+    register_of_[source] = load.out;
+    emit(load);
+    return load.out;
+  }
+
+  void emit(const Instr& instr) { instructions.push_back(instr); }
+
+  // Linear scan: an instruction's result takes a free register before its operands' registers
+  // are freed (a result may be wider than an operand it overwrites).
+  void allocate_registers() {
+    std::vector<size_t> last_use(static_cast<size_t>(virtual_count_), 0);
+    for (size_t i = 0; i < instructions.size(); ++i) {
+      for (int32_t r : {instructions[i].a, instructions[i].b, instructions[i].c}) {
+        if (r >= 0) last_use[static_cast<size_t>(r)] = i;
+      }
+    }
+    std::vector<int32_t> physical(static_cast<size_t>(virtual_count_), -1);
+    std::vector<int32_t> free;
+    std::vector<bool> freed(static_cast<size_t>(virtual_count_), false);
+    auto take = [&](int32_t r) {
+      if (free.empty()) {
+        physical[static_cast<size_t>(r)] = registers++;
+      } else {
+        physical[static_cast<size_t>(r)] = free.back();
+        free.pop_back();
+      }
+    };
+    for (size_t i = 0; i < instructions.size(); ++i) {
+      Instr& instr = instructions[i];
+      if (instr.c >= 0 && physical[static_cast<size_t>(instr.c)] < 0) take(instr.c);  // words
+      if (instr.out >= 0) take(instr.out);
+      for (int32_t* r : {&instr.a, &instr.b, &instr.c}) {
+        if (*r < 0) continue;
+        auto v = static_cast<size_t>(*r);
+        *r = physical[v];
+        // Freed once, also when the instruction reads it twice (x * x).
+        if (last_use[v] == i && !freed[v]) {
+          freed[v] = true;
+          free.push_back(*r);
+        }
+      }
+      if (instr.out >= 0) {
+        int32_t v = instr.out;
+        instr.out = physical[static_cast<size_t>(v)];
+        if (last_use[static_cast<size_t>(v)] < i) free.push_back(instr.out);  // never read
+      }
+    }
+  }
+
+  const Graph& graph_;
+  std::unordered_set<int32_t> computed_, in_place_;
+  std::unordered_map<int32_t, int32_t> register_of_;  // value -> virtual register
+  int32_t virtual_count_ = 0;
+  int32_t next_slot_ = kErrorSlot + 1;
+  int64_t domain_ = 0, width_ = 0;
+};
+
+}  // namespace
+
+Kernel make_loop_kernel(const Graph& graph, const KernelGroup& group) {
+  ProgramBuilder builder(graph, group);
+  std::vector<Instr> program = std::move(builder.instructions);
+  int64_t domain = builder.domain(), width = builder.width();
+  int64_t register_bytes = builder.registers * kRegisterBytes;
+  int64_t per_thread = register_bytes + (builder.slots() * 8 + 63) / 64 * 64;
+  int threads = kernel_threads();
+  // Blocks hold whole rows when rows are short.
+  int64_t step = width > 0 && width <= kBlock ? kBlock / width * width : kBlock;
+  return {[=](const Buffers& buffers, std::byte* scratch) {
+    for (int t = 0; t < threads; ++t) {
+      reinterpret_cast<int64_t*>(scratch + t * per_thread + register_bytes)[kErrorSlot] = 0;
+    }
+    auto body = [&](int64_t begin, int64_t end) {
+      std::byte* mine = scratch + omp_get_thread_num() * per_thread;
+      BlockContext block{&buffers, mine, reinterpret_cast<int64_t*>(mine + register_bytes), 0, 0,
+                         width};
+      for (int64_t at = begin; at < end; at += step) {
+        block.begin = at;
+        block.count = std::min(step, end - at);
+        for (const Instr& instr : program) instr.run(instr, block);
+      }
+    };
+    if (width > 0) {
+      parallel_for(domain / width, grain_for(width), [&](int64_t first, int64_t last) {
+        body(first * width, last * width);
+      });
+    } else {
+      parallel_for(domain, kGrain, body);
+    }
+    for (int t = 0; t < threads; ++t) {
+      check(reinterpret_cast<int64_t*>(scratch + t * per_thread + register_bytes)[kErrorSlot] == 0,
+            "div", "integer division by zero");
+    }
+  }, threads * per_thread};
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,542 @@
+// The typed instructions of loop programs: loads, stores, every elementwise op and trailing
+// reductions, one loop per (op, dtype) over a block of registers. Semantics are the reference's:
+// floating types compute in float (f64 in double) and every result is rounded to its dtype (bf16,
+// f16) or wrapped (narrow integers) before the next op reads it; integers compute in wrapping
+// int64; NaN propagates through max/min; integer division by zero is an Error.
+#include <cmath>
+#include <limits>
+
+#include "kiln/backends/cpu/loop_program.h"
+#include "kiln/backends/cpu/parallel.h"
+#include "kiln/backends/cpu/typed.h"
+#include "kiln/backends/cpu/vector_math.h"
+#include "kiln/ir/op_registry.h"
+
+namespace kiln::cpu {
+namespace {
+
+int64_t wrap_add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+int64_t wrap_sub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+int64_t wrap_mul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+
+// Integer power by squaring, wrapping; a negative exponent truncates 1 / a^-b toward zero.
+int64_t int_pow(int64_t base, int64_t exponent) {
+  if (exponent < 0) return base == 1 ? 1 : base == -1 ? (exponent % 2 == 0 ? 1 : -1) : 0;
+  int64_t result = 1;
+  for (; exponent > 0; exponent >>= 1) {
+    if (exponent & 1) result = wrap_mul(result, base);
+    base = wrap_mul(base, base);
+  }
+  return result;
+}
+
+// max/min that propagate NaN (written as selects, so that loops vectorise).
+template <typename C>
+C nan_max(C a, C b) {
+  return a != a ? a : b != b ? b : a > b ? a : b;
+}
+template <typename C>
+C nan_min(C a, C b) {
+  return a != a ? a : b != b ? b : a < b ? a : b;
+}
+
+// A compute value as the dtype T holds it: rounded (bf16, f16), wrapped (narrow integers) or
+// 0/1 (bool); f32, f64 and i64 hold every compute value.
+template <typename T>
+Compute<T> as_stored(Compute<T> v) {
+  if constexpr (std::same_as<T, float> || std::same_as<T, double> || std::same_as<T, int64_t>) {
+    return v;
+  } else {
+    return load(store<T>(v));
+  }
+}
+
+template <typename T>
+KILN_CPU_CLONES void load_contiguous(const T* src, Compute<T>* out, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) out[i] = load(src[i]);
+}
+
+template <typename T>
+KILN_CPU_CLONES void load_strided(const T* src, int64_t stride, Compute<T>* out, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) out[i] = load(src[i * stride]);
+}
+
+template <typename T>
+void load_run(const Instr& instr, const BlockContext& block) {
+  using C = Compute<T>;
+  const T* src = block.buffers->at<T>(instr.node);
+  C* out = block.reg<C>(instr.out);
+  const LoadView& view = instr.view;
+  if (view.contiguous) {
+    load_contiguous(src + block.begin, out, block.count);
+    return;
+  }
+  // The multi-index of the first element, then runs along the innermost dim.
+  std::array<int64_t, kMaxViewDims> index{};
+  int64_t rest = block.begin, at = 0;
+  for (int64_t d = view.rank - 1; d >= 0; --d) {
+    index[static_cast<size_t>(d)] = rest % view.sizes[static_cast<size_t>(d)];
+    rest /= view.sizes[static_cast<size_t>(d)];
+    at += index[static_cast<size_t>(d)] * view.strides[static_cast<size_t>(d)];
+  }
+  auto inner = static_cast<size_t>(view.rank - 1);
+  int64_t size = view.sizes[inner], stride = view.strides[inner];
+  for (int64_t i = 0; i < block.count;) {
+    int64_t run = std::min(size - index[inner], block.count - i);
+    if (stride == 0) {
+      std::fill_n(out + i, run, load(src[at]));
+    } else {
+      load_strided(src + at, stride, out + i, run);
+    }
+    i += run;
+    index[inner] += run;
+    at += run * stride;
+    if (index[inner] < size) continue;
+    at -= size * stride;
+    index[inner] = 0;
+    for (int64_t d = view.rank - 2; d >= 0; --d) {
+      auto dim = static_cast<size_t>(d);
+      at += view.strides[dim];
+      if (++index[dim] < view.sizes[dim]) break;
+      at -= view.sizes[dim] * view.strides[dim];
+      index[dim] = 0;
+    }
+  }
+}
+
+template <typename T>
+KILN_CPU_CLONES void store_loop(const Compute<T>* in, T* dst, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) dst[i] = store<T>(in[i]);
+}
+
+template <typename T>
+void store_run(const Instr& instr, const BlockContext& block) {
+  store_loop(block.reg<Compute<T>>(instr.a), block.buffers->at<T>(instr.node) + block.begin,
+             block.count);
+}
+
+// ---- elementwise ops ----
+
+template <typename T, typename R, typename F>
+KILN_CPU_CLONES void unary_loop(const Compute<T>* a, R* out, int64_t count, F f) {
+  for (int64_t i = 0; i < count; ++i) out[i] = f(a[i]);
+}
+
+template <typename T, typename R, typename F>
+KILN_CPU_CLONES void binary_loop(const Compute<T>* a, const Compute<T>* b, R* out, int64_t count,
+                                 F f) {
+  for (int64_t i = 0; i < count; ++i) out[i] = f(a[i], b[i]);
+}
+
+// An instruction applying F to one or two registers of dtype T, the result rounded to T.
+template <typename T, typename F>
+struct Unary {
+  static void run(const Instr& instr, const BlockContext& block) {
+    using C = Compute<T>;
+    unary_loop<T>(block.reg<C>(instr.a), block.reg<C>(instr.out), block.count,
+                  [](C x) { return as_stored<T>(F{}(x)); });
+  }
+};
+template <typename T, typename F>
+struct Binary {
+  static void run(const Instr& instr, const BlockContext& block) {
+    using C = Compute<T>;
+    binary_loop<T>(block.reg<C>(instr.a), block.reg<C>(instr.b), block.reg<C>(instr.out),
+                   block.count, [](C x, C y) { return as_stored<T>(F{}(x, y)); });
+  }
+};
+
+struct Neg {
+  template <typename C>
+  C operator()(C x) const {
+    if constexpr (std::floating_point<C>) return -x;
+    else return wrap_sub(0, x);
+  }
+};
+struct Abs {
+  template <typename C>
+  C operator()(C x) const {
+    if constexpr (std::floating_point<C>) return std::fabs(x);
+    else return x < 0 ? wrap_sub(0, x) : x;
+  }
+};
+struct Sign {  // sign(0) keeps the zero (and its sign), NaN stays NaN
+  template <typename C>
+  C operator()(C x) const { return x > 0 ? C(1) : x < 0 ? C(-1) : x; }
+};
+struct LogicalNot {
+  template <typename C>
+  C operator()(C x) const { return x == 0; }
+};
+struct Exp {
+  template <typename C>
+  C operator()(C x) const { return fast_exp(x); }
+};
+struct Log {
+  template <typename C>
+  C operator()(C x) const { return std::log(x); }
+};
+struct Tanh {
+  template <typename C>
+  C operator()(C x) const { return std::tanh(x); }
+};
+struct Logistic {
+  template <typename C>
+  C operator()(C x) const { return C(1) / (C(1) + fast_exp(-x)); }
+};
+struct Sqrt {
+  template <typename C>
+  C operator()(C x) const { return std::sqrt(x); }
+};
+struct Rsqrt {
+  template <typename C>
+  C operator()(C x) const { return C(1) / std::sqrt(x); }
+};
+struct Erf {
+  template <typename C>
+  C operator()(C x) const { return fast_erf(x); }
+};
+struct Gelu {  // x/2 (1 + erf(x / sqrt 2)), the exact GELU
+  template <typename C>
+  C operator()(C x) const { return x * C(0.5) * (C(1) + fast_erf(x * C(0.70710678118654752440))); }
+};
+
+struct Add {
+  template <typename C>
+  C operator()(C a, C b) const {
+    if constexpr (std::floating_point<C>) return a + b;
+    else return wrap_add(a, b);
+  }
+};
+struct Sub {
+  template <typename C>
+  C operator()(C a, C b) const {
+    if constexpr (std::floating_point<C>) return a - b;
+    else return wrap_sub(a, b);
+  }
+};
+struct Mul {
+  template <typename C>
+  C operator()(C a, C b) const {
+    if constexpr (std::floating_point<C>) return a * b;
+    else return wrap_mul(a, b);
+  }
+};
+struct Div {  // floating only: integers go through IntDiv
+  template <typename C>
+  C operator()(C a, C b) const { return a / b; }
+};
+struct Max {
+  template <typename C>
+  C operator()(C a, C b) const { return nan_max(a, b); }
+};
+struct Min {
+  template <typename C>
+  C operator()(C a, C b) const { return nan_min(a, b); }
+};
+struct Pow {
+  template <typename C>
+  C operator()(C a, C b) const {
+    if constexpr (std::floating_point<C>) return std::pow(a, b);
+    else return int_pow(a, b);
+  }
+};
+struct And {
+  template <typename C>
+  C operator()(C a, C b) const { return a && b; }
+};
+struct Or {
+  template <typename C>
+  C operator()(C a, C b) const { return a || b; }
+};
+
+// Integer division truncates toward zero; a zero divisor flags the error (the quotient is then
+// meaningless) and the kernel throws after the run.
+template <typename T>
+void int_div_run(const Instr& instr, const BlockContext& block) {
+  const int64_t* a = block.reg<int64_t>(instr.a);
+  const int64_t* b = block.reg<int64_t>(instr.b);
+  int64_t* out = block.reg<int64_t>(instr.out);
+  for (int64_t i = 0; i < block.count; ++i) {
+    if (b[i] == 0) block.state[kErrorSlot] = 1;
+    int64_t q = b[i] == -1 ? wrap_sub(0, a[i]) : b[i] == 0 ? 0 : a[i] / b[i];  // MIN / -1 wraps
+    out[i] = as_stored<T>(q);
+  }
+}
+
+template <typename T, typename F>
+InstrFn unary_for() {
+  return &Unary<T, F>::run;
+}
+template <typename T, typename F>
+InstrFn binary_for() {
+  return &Binary<T, F>::run;
+}
+
+template <typename T>
+InstrFn unary_typed(OpKind op) {
+  switch (op) {
+    case OpKind::neg: return unary_for<T, Neg>();
+    case OpKind::abs: return unary_for<T, Abs>();
+    case OpKind::sign: return unary_for<T, Sign>();
+    case OpKind::logical_not: return unary_for<T, LogicalNot>();
+    default: break;
+  }
+  if constexpr (std::floating_point<Compute<T>>) {
+    switch (op) {
+      case OpKind::exp: return unary_for<T, Exp>();
+      case OpKind::log: return unary_for<T, Log>();
+      case OpKind::tanh: return unary_for<T, Tanh>();
+      case OpKind::logistic: return unary_for<T, Logistic>();
+      case OpKind::sqrt: return unary_for<T, Sqrt>();
+      case OpKind::rsqrt: return unary_for<T, Rsqrt>();
+      case OpKind::erf: return unary_for<T, Erf>();
+      case OpKind::gelu: return unary_for<T, Gelu>();
+      default: break;
+    }
+  }
+  return nullptr;
+}
+
+template <typename T>
+InstrFn binary_typed(OpKind op) {
+  switch (op) {
+    case OpKind::add: return binary_for<T, Add>();
+    case OpKind::sub: return binary_for<T, Sub>();
+    case OpKind::mul: return binary_for<T, Mul>();
+    case OpKind::div:
+      if constexpr (std::floating_point<Compute<T>>) return binary_for<T, Div>();
+      else return &int_div_run<T>;
+    case OpKind::max: return binary_for<T, Max>();
+    case OpKind::min: return binary_for<T, Min>();
+    case OpKind::pow: return binary_for<T, Pow>();
+    case OpKind::logical_and: return binary_for<T, And>();
+    case OpKind::logical_or: return binary_for<T, Or>();
+    default: return nullptr;
+  }
+}
+
+template <typename T, CompareDir dir>
+void compare_run(const Instr& instr, const BlockContext& block) {
+  using C = Compute<T>;
+  binary_loop<T>(block.reg<C>(instr.a), block.reg<C>(instr.b), block.reg<int64_t>(instr.out),
+                 block.count, [](C a, C b) -> int64_t {
+    if constexpr (dir == CompareDir::eq) return a == b;
+    else if constexpr (dir == CompareDir::ne) return a != b;
+    else if constexpr (dir == CompareDir::lt) return a < b;
+    else if constexpr (dir == CompareDir::le) return a <= b;
+    else if constexpr (dir == CompareDir::gt) return a > b;
+    else return a >= b;
+  });
+}
+
+template <typename T>
+InstrFn compare_typed(CompareDir dir) {
+  switch (dir) {
+    case CompareDir::eq: return &compare_run<T, CompareDir::eq>;
+    case CompareDir::ne: return &compare_run<T, CompareDir::ne>;
+    case CompareDir::lt: return &compare_run<T, CompareDir::lt>;
+    case CompareDir::le: return &compare_run<T, CompareDir::le>;
+    case CompareDir::gt: return &compare_run<T, CompareDir::gt>;
+    case CompareDir::ge: return &compare_run<T, CompareDir::ge>;
+  }
+  return nullptr;
+}
+
+template <typename C>
+KILN_CPU_CLONES void select_loop(const int64_t* pred, const C* a, const C* b, C* out,
+                                 int64_t count) {
+  for (int64_t i = 0; i < count; ++i) out[i] = pred[i] != 0 ? a[i] : b[i];
+}
+
+template <typename T>
+void select_run(const Instr& instr, const BlockContext& block) {
+  using C = Compute<T>;
+  select_loop(block.reg<int64_t>(instr.a), block.reg<C>(instr.b), block.reg<C>(instr.c),
+              block.reg<C>(instr.out), block.count);
+}
+
+template <typename From, typename To>
+KILN_CPU_CLONES void cast_loop(const Compute<From>* in, Compute<To>* out, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) out[i] = load(convert<From, To>(store<From>(in[i])));
+}
+
+template <typename From, typename To>
+void cast_run(const Instr& instr, const BlockContext& block) {
+  cast_loop<From, To>(block.reg<Compute<From>>(instr.a), block.reg<Compute<To>>(instr.out),
+                      block.count);
+}
+
+// The Philox words of the block's elements: words[i] is element begin + i's.
+const uint32_t* block_bits(const Instr& instr, const BlockContext& block, uint32_t* words) {
+  int64_t seed = *block.buffers->at<int64_t>(instr.seed);
+  int64_t offset = *block.buffers->at<int64_t>(instr.offset);
+  int64_t first = block.begin / 4, last = (block.begin + block.count + 3) / 4;
+  philox_blocks(seed, offset, instr.stream, first, last - first, words);
+  return words + block.begin % 4;
+}
+
+// The words go to the temporary register `c` first.
+void random_bits_run(const Instr& instr, const BlockContext& block) {
+  int64_t* out = block.reg<int64_t>(instr.out);
+  const uint32_t* bits = block_bits(instr, block, block.reg<uint32_t>(instr.c));
+  for (int64_t i = 0; i < block.count; ++i) out[i] = bits[i];
+}
+
+template <typename T>
+KILN_CPU_CLONES void dropout_loop(const Compute<T>* in, const uint32_t* bits, Compute<T>* out,
+                                  int64_t count, uint32_t threshold, Compute<T> scale) {
+  using C = Compute<T>;
+  for (int64_t i = 0; i < count; ++i) {
+    out[i] = as_stored<T>(bits[i] >= threshold ? in[i] * scale : C(0));
+  }
+}
+
+// keep = bits >= threshold; kept values are scaled by 1 / (1 - rate). The words go to the
+// temporary register `c` first.
+template <typename T>
+void dropout_run(const Instr& instr, const BlockContext& block) {
+  using C = Compute<T>;
+  C* out = block.reg<C>(instr.out);
+  const uint32_t* bits = block_bits(instr, block, block.reg<uint32_t>(instr.c));
+  dropout_loop<T>(block.reg<C>(instr.a), bits, out, block.count, instr.threshold,
+                  static_cast<C>(instr.scale));
+}
+
+// ---- reductions ----
+
+template <typename A, typename C, typename Op>
+KILN_CPU_CLONES A fold(const C* x, int64_t n, A init, Op op) {
+  constexpr int kLanes = 16;  // independent accumulators, so that the fold vectorises
+  A acc[kLanes];
+  for (A& a : acc) a = init;
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) acc[l] = op(acc[l], static_cast<A>(x[i + l]));
+  }
+  for (; i < n; ++i) acc[0] = op(acc[0], static_cast<A>(x[i]));
+  A result = acc[0];
+  for (int l = 1; l < kLanes; ++l) result = op(result, acc[l]);
+  return result;
+}
+
+// Folds the block's part of each row into the row's accumulator (kept in the thread's state
+// between blocks of one row) and stores the rows the block completes.
+template <typename T, typename A, typename Op>
+void reduce_rows(const Instr& instr, const BlockContext& block, A init, Op op) {
+  const Compute<T>* x = block.reg<Compute<T>>(instr.a);
+  T* out = block.buffers->at<T>(instr.node);
+  A& acc = *reinterpret_cast<A*>(block.state + instr.slot);
+  for (int64_t at = block.begin, end = block.begin + block.count; at < end;) {
+    int64_t row = at / block.width, row_end = (row + 1) * block.width;
+    int64_t stop = std::min(end, row_end);
+    if (at == row * block.width) acc = init;
+    acc = op(acc, fold<A>(x + (at - block.begin), stop - at, init, op));
+    if (stop == row_end) out[row] = store<T>(acc);
+    at = stop;
+  }
+}
+
+// Floating sums accumulate in double: cheap here, and long sums stay within fp32 tolerance.
+template <typename T>
+void reduce_sum_run(const Instr& instr, const BlockContext& block) {
+  if constexpr (std::floating_point<Compute<T>>) {
+    reduce_rows<T, double>(instr, block, 0.0, [](double a, double b) { return a + b; });
+  } else {
+    reduce_rows<T, int64_t>(instr, block, int64_t{0}, wrap_add);
+  }
+}
+
+template <typename C>
+C fold_max(C acc, C v) {
+  return v != v || v > acc ? v : acc;
+}
+
+template <typename T>
+void reduce_max_run(const Instr& instr, const BlockContext& block) {
+  using C = Compute<T>;
+  if constexpr (std::floating_point<C>) {
+    reduce_rows<T, C>(instr, block, -std::numeric_limits<C>::infinity(), fold_max<C>);
+  } else {
+    reduce_rows<T, int64_t>(instr, block, static_cast<int64_t>(std::numeric_limits<T>::lowest()),
+                            fold_max<int64_t>);
+  }
+}
+
+}  // namespace
+
+InstrFn load_instr(DType dtype) {
+  return visit_any("load", dtype, [&]<typename T>() -> InstrFn { return &load_run<T>; });
+}
+
+InstrFn store_instr(DType dtype) {
+  return visit_any("store", dtype, [&]<typename T>() -> InstrFn { return &store_run<T>; });
+}
+
+InstrFn compute_instr(const Graph& graph, const Node& node) {
+  std::string_view name = op_name(node.op);
+  InstrFn fn = nullptr;
+  switch (op_info(node.op).category) {
+    case OpCategory::unary:
+      fn = visit_any(name, node.dtype, [&]<typename T>() { return unary_typed<T>(node.op); });
+      break;
+    case OpCategory::binary:
+      fn = visit_any(name, node.dtype, [&]<typename T>() { return binary_typed<T>(node.op); });
+      break;
+    default:
+      break;
+  }
+  switch (node.op) {
+    case OpKind::gelu:
+      fn = visit_floating(name, node.dtype, [&]<typename T>() { return unary_typed<T>(node.op); });
+      break;
+    case OpKind::compare:
+      fn = visit_any(name, graph.node(node.inputs[0]).dtype, [&]<typename T>() {
+        return compare_typed<T>(node.attr<CompareAttrs>().dir);
+      });
+      break;
+    case OpKind::select:
+      fn = visit_any(name, node.dtype, [&]<typename T>() -> InstrFn { return &select_run<T>; });
+      break;
+    case OpKind::cast:
+      fn = visit_any(name, graph.node(node.inputs[0]).dtype, [&]<typename From>() {
+        return visit_any(name, node.dtype,
+                         [&]<typename To>() -> InstrFn { return &cast_run<From, To>; });
+      });
+      break;
+    case OpKind::dropout:
+      fn = visit_floating(name, node.dtype, [&]<typename T>() -> InstrFn {
+        return &dropout_run<T>;
+      });
+      break;
+    case OpKind::random_bits:
+      check(node.dtype == DType::u32, "random_bits", "produces u32, not ",
+            dtype_name(node.dtype));
+      fn = &random_bits_run;
+      break;
+    default:
+      break;
+  }
+  check(fn != nullptr, name, "the CPU kernel does not accept ", dtype_name(node.dtype));
+  return fn;
+}
+
+InstrFn reduce_instr(const Node& node) {
+  std::string_view name = op_name(node.op);
+  if (node.op == OpKind::reduce_sum) {
+    return visit_numeric(name, node.dtype, [&]<typename T>() -> InstrFn {
+      return &reduce_sum_run<T>;
+    });
+  }
+  return visit_numeric(name, node.dtype, [&]<typename T>() -> InstrFn {
+    return &reduce_max_run<T>;
+  });
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,71 @@
+// Internal: fused loop kernels as programs over blocks of elements. A loop group runs block by
+// block (kBlock consecutive elements of its flat index space); each instruction computes one
+// node over the whole block, from registers (a block of values in the node's compute type: float
+// for f32/bf16/f16, double for f64, int64 for integers and bool) into a register, so that each
+// instruction is a short loop the compiler vectorises and the block stays in the L1 cache.
+// Operands from memory are loaded (converted, broadcasts read in place by index), results stored,
+// and trailing reductions fold rows as they pass.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "kiln/backends/cpu/kernel.h"
+
+namespace kiln::cpu {
+
+inline constexpr int64_t kBlock = 512;
+// A register: a block of 8-byte values, and room for the Philox words of a block that does not
+// start on a multiple of 4.
+inline constexpr int64_t kRegisterBytes = kBlock * 8 + 64;
+inline constexpr size_t kMaxViewDims = 8;
+
+// Where element i of the index space is in a buffer read in place: dims merged at compile time.
+struct LoadView {
+  int64_t rank = 0;
+  std::array<int64_t, kMaxViewDims> sizes{}, strides{};  // strides in elements; 0 broadcasts
+  bool contiguous = true;  // element i is at i
+};
+
+// One thread's view of the block being computed.
+struct BlockContext {
+  const Buffers* buffers;
+  std::byte* registers;  // this thread's registers, kRegisterBytes each
+  int64_t* state;        // this thread's reduction accumulators (8 bytes each) and error flag
+  int64_t begin;         // index of the block's first element
+  int64_t count;         // elements in the block
+  int64_t width;         // elements per reduced row (groups with reductions)
+
+  template <typename C>
+  C* reg(int32_t r) const {
+    return reinterpret_cast<C*>(registers + static_cast<int64_t>(r) * kRegisterBytes);
+  }
+};
+
+// The state slot that flags an integer division by zero (checked after the run).
+inline constexpr int32_t kErrorSlot = 0;
+
+struct Instr;
+using InstrFn = void (*)(const Instr& instr, const BlockContext& block);
+
+struct Instr {
+  InstrFn run = nullptr;
+  int32_t out = -1, a = -1, b = -1, c = -1;  // registers (c: select's third, random bits' words)
+  int32_t node = -1;                         // the buffer loaded, stored or reduced into
+  int32_t seed = -1, offset = -1;            // random bits: their scalar i64 buffers
+  int32_t slot = -1;                         // reductions: their accumulator in the state
+  uint32_t stream = 0, threshold = 0;        // random bits
+  double scale = 0.0;                        // dropout
+  LoadView view;                             // loads
+};
+
+// Typed instructions (loop_ops.cpp), chosen once at compile time. Each throws an Error naming the
+// op for what it cannot compute.
+InstrFn load_instr(DType dtype);
+InstrFn store_instr(DType dtype);
+// Elementwise nodes: unary, binary, compare, select, cast, gelu, dropout, random_bits.
+InstrFn compute_instr(const Graph& graph, const Node& node);
+// reduce_sum / reduce_max over trailing axes into the node's buffer.
+InstrFn reduce_instr(const Node& node);
+
+}  // namespace kiln::cpu

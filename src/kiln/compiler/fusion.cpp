@@ -1,0 +1,309 @@
+// Fusion: groups nodes into kernels, visiting them in order and adding each to the group of one
+// of its producers when it can join it (producer -> consumer fusion, several results per group):
+//   loop  elementwise nodes over one flat index space (unary, binary, compare, select, cast, gelu,
+//         dropout, random_bits); broadcasts of values computed before the group are read in place
+//         by index, never materialised; reductions over trailing axes end rows of the space;
+//   gemm  a dot_general and a chain of epilogue nodes after it (bias, scaling, gelu, the add of a
+//         tensor computed before), each the only reader of the one before.
+// A node may join a group only if its other operands are computed by earlier groups, so groups
+// never form a cycle and run in the order they were made. schedule_kernels() orders them.
+#include <algorithm>
+#include <functional>
+#include <unordered_set>
+
+#include "kiln/compiler/passes.h"
+#include "kiln/ir/op_registry.h"
+
+namespace kiln {
+namespace {
+
+bool elementwise(OpKind op) {
+  OpCategory category = op_info(op).category;
+  return category == OpCategory::unary || category == OpCategory::binary ||
+         op == OpKind::compare || op == OpKind::select || op == OpKind::cast ||
+         op == OpKind::gelu || op == OpKind::dropout || op == OpKind::random_bits;
+}
+
+// The number of elements per row when `node` is a reduction over trailing axes (size-1 dims
+// ignored) of a non-empty operand; 0 otherwise.
+int64_t trailing_reduction_width(const Graph& graph, const Node& node) {
+  if (node.op != OpKind::reduce_sum && node.op != OpKind::reduce_max) return 0;
+  const Shape& shape = graph.node(node.inputs[0]).shape;
+  const Axes& axes = node.attr<ReduceAttrs>().axes;
+  int64_t width = 1;
+  bool reduced_seen = false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
+    if (shape[d] == 1) continue;
+    if (reduced) {
+      reduced_seen = true;
+      width *= shape[d];
+    } else if (reduced_seen) {
+      return 0;  // a kept dim after a reduced one
+    }
+  }
+  return shape_numel(shape) == 0 ? 0 : width;
+}
+
+bool gemm_dtype(DType dtype) { return dtype == DType::f32 || dtype == DType::bf16; }
+
+struct Group {
+  KernelGroup kernel;
+  int64_t domain = 0;  // elements of the index space (loop groups)
+  int64_t width = 0;   // elements per reduced row, 0 before the first reduction (loop groups)
+  int32_t last = 0;    // the node added last
+};
+
+class Fuser {
+ public:
+  Fuser(const Module& module, const BackendCapabilities& capabilities)
+      : graph_(*module.graph), capabilities_(capabilities) {
+    auto count = static_cast<size_t>(graph_.size());
+    readers_.resize(count);
+    for (int32_t id = 0; id < graph_.size(); ++id) {
+      for (int32_t operand : graph_.node(id).inputs) {
+        readers_[static_cast<size_t>(operand)].push_back(id);
+      }
+    }
+    is_output_.assign(count, false);
+    for (int32_t id : module.outputs) is_output_[static_cast<size_t>(id)] = true;
+    group_of_.assign(count, -1);
+    read_in_place_.assign(count, false);
+    for (int32_t id = 0; id < graph_.size(); ++id) {
+      read_in_place_[static_cast<size_t>(id)] = broadcast_read_in_place(id);
+    }
+  }
+
+  std::vector<KernelGroup> run() {
+    for (int32_t id = 0; id < graph_.size(); ++id) place(id);
+    std::vector<KernelGroup> kernels;
+    for (Group& group : groups_) {
+      group.kernel.results = results_of(group.kernel);
+      kernels.push_back(std::move(group.kernel));
+    }
+    return kernels;
+  }
+
+ private:
+  const Node& node(int32_t id) const { return graph_.node(id); }
+
+  // Follows reshapes to the node whose bytes (or register) a value is.
+  int32_t resolve(int32_t id) const {
+    while (node(id).op == OpKind::reshape) id = node(id).inputs[0];
+    return id;
+  }
+
+  // Readers and output uses, looking through reshapes.
+  template <typename F>
+  void for_each_reader(int32_t id, const F& f) const {
+    for (int32_t reader : readers_[static_cast<size_t>(id)]) {
+      if (node(reader).op == OpKind::reshape) {
+        for_each_reader(reader, f);
+      } else {
+        f(reader);
+      }
+    }
+  }
+  bool used_as_output(int32_t id) const {
+    if (is_output_[static_cast<size_t>(id)]) return true;
+    for (int32_t reader : readers_[static_cast<size_t>(id)]) {
+      if (node(reader).op == OpKind::reshape && used_as_output(reader)) return true;
+    }
+    return false;
+  }
+
+  bool loop_member(const Node& n) const {
+    return capabilities_.loop_fusion &&
+           ((elementwise(n.op) && n.op != OpKind::broadcast) ||
+            trailing_reduction_width(graph_, n) > 0);
+  }
+
+  // A broadcast every reader of which is a loop-group node is read in place by those groups
+  // (each lists it); otherwise it gets a kernel of its own.
+  bool broadcast_read_in_place(int32_t id) const {
+    if (node(id).op != OpKind::broadcast || !capabilities_.loop_fusion || used_as_output(id)) {
+      return false;
+    }
+    bool all = true;
+    for_each_reader(id, [&](int32_t reader) { all = all && loop_member(node(reader)); });
+    return all;
+  }
+  bool in_place(int32_t id) const { return read_in_place_[static_cast<size_t>(id)]; }
+  int32_t group(int32_t id) const { return group_of_[static_cast<size_t>(id)]; }
+
+  int64_t domain_of(const Node& n) const {
+    if (trailing_reduction_width(graph_, n) > 0) return shape_numel(node(n.inputs[0]).shape);
+    return shape_numel(n.shape);
+  }
+
+  void place(int32_t id) {
+    const Node& n = node(id);
+    if (n.op == OpKind::input || n.op == OpKind::constant || n.op == OpKind::reshape ||
+        in_place(id)) {
+      return;
+    }
+    if (n.op == OpKind::dot_general && capabilities_.gemm_epilogues && gemm_dtype(n.dtype) &&
+        gemm_dtype(node(n.inputs[0]).dtype) && node(n.inputs[0]).dtype == node(n.inputs[1]).dtype) {
+      start_group(id, KernelKind::gemm, 0);
+      return;
+    }
+    if (!loop_member(n)) {
+      start_group(id, KernelKind::single, 0);
+      return;
+    }
+    // The groups of its operands, the one made last first.
+    std::vector<int32_t> candidates;
+    for (int32_t operand : n.inputs) {
+      int32_t g = group(resolve(operand));
+      if (g >= 0 && std::find(candidates.begin(), candidates.end(), g) == candidates.end()) {
+        candidates.push_back(g);
+      }
+    }
+    std::sort(candidates.begin(), candidates.end(), std::greater<>());
+    // Failing those, the group made last, without a producer there (random bits, a sibling
+    // reading the same operands): one kernel fewer, and often a value that needs no buffer.
+    auto last = static_cast<int32_t>(groups_.size()) - 1;
+    if (last >= 0 && std::find(candidates.begin(), candidates.end(), last) == candidates.end()) {
+      candidates.push_back(last);
+    }
+    for (int32_t g : candidates) {
+      Group& target = groups_[static_cast<size_t>(g)];
+      bool joins = target.kernel.kind == KernelKind::loop ? joins_loop(target, g, id)
+                   : target.kernel.kind == KernelKind::gemm ? joins_gemm(target, g, id)
+                                                            : false;
+      if (joins) {
+        add(g, id);
+        return;
+      }
+    }
+    start_group(id, KernelKind::loop, domain_of(n));
+  }
+
+  void start_group(int32_t id, KernelKind kind, int64_t domain) {
+    groups_.push_back({KernelGroup{kind, {}, {}}, domain, 0, id});
+    add(static_cast<int32_t>(groups_.size() - 1), id);
+  }
+
+  // Adds `id` to group g, after the broadcasts it reads in place.
+  void add(int32_t g, int32_t id) {
+    Group& target = groups_[static_cast<size_t>(g)];
+    for (int32_t operand : node(id).inputs) {
+      int32_t source = resolve(operand);
+      if (in_place(source) && listed_.insert(key(g, source)).second) {
+        target.kernel.nodes.push_back(source);
+      }
+    }
+    target.kernel.nodes.push_back(id);
+    target.last = id;
+    group_of_[static_cast<size_t>(id)] = g;
+    if (int64_t width = trailing_reduction_width(graph_, node(id)); width > 0) {
+      target.width = width;
+    }
+  }
+  static int64_t key(int32_t g, int32_t id) { return (static_cast<int64_t>(g) << 32) | id; }
+
+  // Whether an elementwise node or a trailing reduction can join loop group g.
+  bool joins_loop(const Group& target, int32_t g, int32_t id) {
+    const Node& n = node(id);
+    if (domain_of(n) != target.domain) return false;
+    int64_t width = trailing_reduction_width(graph_, n);
+    if (width > 0 && target.width > 0 && width != target.width) return false;
+    for (int32_t operand : n.inputs) {
+      int32_t source = resolve(operand);
+      if (in_place(source)) source = resolve(node(source).inputs[0]);  // read by index
+      if (group(source) == g) {
+        // Values of the group are read at the same element: not through a broadcast, and not a
+        // reduction's row result.
+        if (in_place(resolve(operand)) || trailing_reduction_width(graph_, node(source)) > 0) {
+          return false;
+        }
+      } else if (!earlier(source, g)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Whether `id` extends the epilogue chain of gemm group g.
+  bool joins_gemm(const Group& target, int32_t g, int32_t id) {
+    int32_t tail = target.last;
+    const Node& n = node(id);
+    if (n.dtype != node(tail).dtype || readers_[static_cast<size_t>(tail)].size() != 1 ||
+        is_output_[static_cast<size_t>(tail)]) {
+      return false;
+    }
+    for (int32_t operand : n.inputs) {
+      if (operand != tail && node(operand).op == OpKind::reshape) return false;
+    }
+    if (n.op == OpKind::gelu) return n.inputs[0] == tail;
+    if (n.op != OpKind::add && n.op != OpKind::mul) return false;
+    if (n.inputs[0] != tail && n.inputs[1] != tail) return false;
+    int32_t other = n.inputs[0] == tail ? n.inputs[1] : n.inputs[0];
+    if (other == tail) return false;
+    const Node& o = node(other);
+    bool scalar_constant = o.op == OpKind::broadcast && node(o.inputs[0]).op == OpKind::constant &&
+                           shape_numel(node(o.inputs[0]).shape) == 1;
+    if (n.op == OpKind::mul) return scalar_constant && in_place(other);
+    if (scalar_constant) return false;
+    if (o.op == OpKind::broadcast) {
+      // A bias: one value per column of the matrix product (whose rhs has one free dim), read
+      // in place.
+      const Node& bias = node(o.inputs[0]);
+      const Axes& dims = o.attr<BroadcastAttrs>().dims;
+      const Node& dot = node(target.kernel.nodes.front());
+      const DotAttrs& attrs = dot.attr<DotAttrs>();
+      auto rhs_rank = static_cast<int64_t>(node(dot.inputs[1]).shape.size());
+      return in_place(other) && bias.shape.size() == 1 && dims.size() == 1 &&
+             dims[0] == static_cast<int64_t>(n.shape.size()) - 1 &&
+             dot_free_dims(rhs_rank, attrs.rhs_batch, attrs.rhs_contract).size() == 1 &&
+             earlier(other, g);
+    }
+    // The add of a whole tensor computed before.
+    return o.shape == n.shape && earlier(other, g);
+  }
+
+  // Whether value `id`, read by a node joining group g, is computed before group g: a source, or
+  // the value of a group made earlier. Joins keep every edge between groups going from an
+  // earlier group to a later one, so groups never form a cycle and run in the order they were made.
+  bool earlier(int32_t id, int32_t g) const {
+    int32_t source = resolve(id);
+    if (in_place(source)) source = resolve(node(source).inputs[0]);
+    return group(source) < g;
+  }
+
+  // The nodes of a group read by later kernels or by the outputs. Broadcasts read in place are
+  // read where they are, never results; a group never reads its own values through them.
+  std::vector<int32_t> results_of(const KernelGroup& kernel) const {
+    std::vector<int32_t> results;
+    for (int32_t id : kernel.nodes) {
+      if (kernel.kind != KernelKind::single && in_place(id)) continue;
+      int32_t g = group(id);
+      bool read_later = used_as_output(id);
+      for_each_reader(id, [&](int32_t reader) {
+        read_later = read_later || in_place(reader) || group(reader) != g;
+      });
+      // A gemm kernel writes its last node (oneDNN's destination) even when nothing reads it.
+      bool gemm_tail = kernel.kind == KernelKind::gemm && id == kernel.nodes.back();
+      if (read_later || gemm_tail) results.push_back(id);
+    }
+    return results;
+  }
+
+  const Graph& graph_;
+  const BackendCapabilities& capabilities_;
+  std::vector<std::vector<int32_t>> readers_;
+  std::vector<bool> is_output_;
+  std::vector<bool> read_in_place_;
+  std::vector<int32_t> group_of_;
+  std::vector<Group> groups_;
+  std::unordered_set<int64_t> listed_;  // (group, broadcast) pairs already in a group
+};
+
+}  // namespace
+
+std::vector<KernelGroup> fuse_kernels(const Module& module,
+                                      const BackendCapabilities& capabilities) {
+  return Fuser(module, capabilities).run();
+}
+
+}  // namespace kiln

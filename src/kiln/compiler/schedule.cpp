@@ -1,0 +1,127 @@
+// Kernel order and in-place safety. A donated argument may be overwritten by the kernel that
+// writes its output only once every other kernel reading the argument has run, or when that
+// kernel itself reads it element by element as it writes (a loop kernel reading it directly, not
+// through a broadcast). Kernels are ordered so that this holds where the data flow allows;
+// donations it cannot make safe are dropped (the output then gets a fresh buffer).
+#include <algorithm>
+#include <functional>
+#include <queue>
+
+#include "kiln/compiler/buffer_plan.h"
+#include "kiln/compiler/passes.h"
+
+namespace kiln {
+namespace {
+
+int32_t resolve(const Graph& graph, int32_t id) {
+  while (graph.node(id).op == OpKind::reshape) id = graph.node(id).inputs[0];
+  return id;
+}
+
+// Whether group k's nodes compute `id` themselves (loop and gemm groups read their broadcasts in
+// place, so those are not computed).
+bool computes(const Graph& graph, const KernelGroup& group, int32_t id) {
+  if (group.kind != KernelKind::single && graph.node(id).op == OpKind::broadcast) return false;
+  return std::find(group.nodes.begin(), group.nodes.end(), id) != group.nodes.end();
+}
+
+}  // namespace
+
+std::vector<Donation> schedule_kernels(const Module& module, std::vector<KernelGroup>& kernels,
+                                       const std::vector<Donation>& donations) {
+  const Graph& graph = *module.graph;
+  auto count = kernels.size();
+  // Who writes each root, and what each kernel reads (roots of operands it does not compute).
+  std::vector<int32_t> writer(static_cast<size_t>(graph.size()), -1);
+  for (size_t k = 0; k < count; ++k) {
+    for (int32_t id : written_nodes(kernels[k])) {
+      writer[static_cast<size_t>(id)] = static_cast<int32_t>(k);
+    }
+  }
+  std::vector<std::vector<int32_t>> reads(count);
+  for (size_t k = 0; k < count; ++k) {
+    for (int32_t id : kernels[k].nodes) {
+      for (int32_t operand : graph.node(id).inputs) {
+        int32_t source = resolve(graph, operand);
+        if (!computes(graph, kernels[k], source)) reads[k].push_back(source);
+      }
+    }
+  }
+  std::vector<std::vector<int32_t>> successors(count);
+  for (size_t k = 0; k < count; ++k) {
+    for (int32_t source : reads[k]) {
+      int32_t w = writer[static_cast<size_t>(source)];
+      if (w >= 0 && w != static_cast<int32_t>(k)) {
+        successors[static_cast<size_t>(w)].push_back(static_cast<int32_t>(k));
+      }
+    }
+  }
+  auto reaches = [&](int32_t from, const std::vector<int32_t>& targets) {
+    std::vector<bool> seen(count, false);
+    std::vector<int32_t> stack{from};
+    while (!stack.empty()) {
+      int32_t k = stack.back();
+      stack.pop_back();
+      if (seen[static_cast<size_t>(k)]) continue;
+      seen[static_cast<size_t>(k)] = true;
+      if (k != from && std::find(targets.begin(), targets.end(), k) != targets.end()) return true;
+      for (int32_t next : successors[static_cast<size_t>(k)]) stack.push_back(next);
+    }
+    return false;
+  };
+  std::vector<bool> output_root(static_cast<size_t>(graph.size()), false);
+  for (int32_t id : module.outputs) output_root[static_cast<size_t>(resolve(graph, id))] = true;
+
+  std::vector<Donation> kept;
+  for (const Donation& donation : donations) {
+    int32_t input = graph.inputs()[static_cast<size_t>(donation.input)];
+    int32_t root = resolve(graph, module.outputs[static_cast<size_t>(donation.output)]);
+    int32_t k = writer[static_cast<size_t>(root)];
+    if (k < 0 || output_root[static_cast<size_t>(input)]) continue;
+    // The writer may read the argument only element by element, directly.
+    const KernelGroup& group = kernels[static_cast<size_t>(k)];
+    bool safe_inside = true;
+    for (int32_t id : group.nodes) {
+      const Node& node = graph.node(id);
+      for (int32_t operand : node.inputs) {
+        if (resolve(graph, operand) != input) continue;
+        safe_inside = safe_inside && group.kind == KernelKind::loop &&
+                      node.op != OpKind::broadcast &&
+                      shape_numel(graph.node(operand).shape) == shape_numel(node.shape);
+      }
+    }
+    std::vector<int32_t> readers;
+    for (size_t r = 0; r < count; ++r) {
+      if (static_cast<int32_t>(r) != k &&
+          std::find(reads[r].begin(), reads[r].end(), input) != reads[r].end()) {
+        readers.push_back(static_cast<int32_t>(r));
+      }
+    }
+    if (!safe_inside || reaches(k, readers)) continue;
+    for (int32_t r : readers) successors[static_cast<size_t>(r)].push_back(k);
+    kept.push_back(donation);
+  }
+
+  // Kahn's order, earliest made first among the ready kernels.
+  std::vector<int32_t> waiting(count, 0);
+  for (const auto& next : successors) {
+    for (int32_t k : next) ++waiting[static_cast<size_t>(k)];
+  }
+  std::priority_queue<int32_t, std::vector<int32_t>, std::greater<>> ready;
+  for (size_t k = 0; k < count; ++k) {
+    if (waiting[k] == 0) ready.push(static_cast<int32_t>(k));
+  }
+  std::vector<KernelGroup> ordered;
+  while (!ready.empty()) {
+    int32_t k = ready.top();
+    ready.pop();
+    ordered.push_back(std::move(kernels[static_cast<size_t>(k)]));
+    for (int32_t next : successors[static_cast<size_t>(k)]) {
+      if (--waiting[static_cast<size_t>(next)] == 0) ready.push(next);
+    }
+  }
+  kernels = std::move(ordered);
+  return kept;
+}
+
+}  // namespace kiln

@@ -1,0 +1,191 @@
+// Fused kernels on the CPU backend against the reference: random elementwise graphs over every
+// dtype family with broadcasts of smaller operands and trailing reductions (index spaces that
+// cross block and row boundaries), random bits and dropout inside loops, errors inside loops, and
+// donated arguments written in place (also by a TrainStep update).
+#include <cmath>
+
+#include "cpu_test_util.h"
+#include "kiln/ir/error.h"
+#include "kiln/train/train_step.h"
+
+namespace kiln {
+namespace {
+
+// A random DAG of elementwise ops over `shape`, reading inputs of the full shape and broadcasts
+// of smaller ones, with a few intermediate values and trailing reductions as outputs.
+std::vector<Value> random_graph(testing::Feeds& feeds, DType dtype, const Shape& shape,
+                                std::mt19937_64& rng) {
+  bool floating = is_floating(dtype);
+  auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+  std::vector<Value> values = {feeds.any(dtype, shape), feeds.any(dtype, shape)};
+  auto operand = [&]() -> Value {
+    if (pick(4) != 0) return values[values.size() - 1 - pick(std::min<size_t>(values.size(), 4))];
+    // A broadcast of a smaller input: a row, a column or a scalar.
+    Shape row(shape.size(), 1), column = shape;
+    row.back() = shape.back();
+    column.back() = 1;
+    switch (pick(3)) {
+      case 0: return broadcast_to(feeds.any(dtype, row), shape);
+      case 1: return broadcast_to(feeds.any(dtype, column), shape);
+      default: return broadcast_to(feeds.any(dtype, {}), shape);
+    }
+  };
+  for (int step = 0; step < 14; ++step) {
+    Value a = operand(), b = operand(), next;
+    switch (pick(floating ? 9 : 7)) {
+      case 0: next = a + b; break;
+      case 1: next = a - b; break;
+      case 2: next = a * b; break;
+      case 3: next = max(a, b); break;
+      case 4: next = min(neg(a), b); break;
+      case 5: next = select(lt(a, b), a, abs(b)); break;
+      case 6: next = cast(cast(a, floating ? DType::f64 : DType::i64), dtype) + b; break;
+      case 7: next = tanh(a) * exp(tanh(b)); break;
+      default: next = gelu(a) - logistic(b) / (abs(b) + 1.0); break;
+    }
+    // Keep integer and floating magnitudes bounded.
+    values.push_back(floating ? tanh(next) * 3.0 : max(min(next, b), neg(abs(a))));
+  }
+  Axes last = {static_cast<int64_t>(shape.size()) - 1};
+  Axes last_two = {static_cast<int64_t>(shape.size()) - 2, static_cast<int64_t>(shape.size()) - 1};
+  return {values.back(), values[values.size() / 2], reduce_sum(values.back(), last),
+          reduce_max(values[values.size() - 2], last_two), reduce_sum(values.back())};
+}
+
+TEST(CpuFusion, RandomGraphsMatchReference) {
+  std::mt19937_64 rng(3);
+  for (DType dtype : {DType::f32, DType::bf16, DType::f64, DType::f16, DType::i32, DType::i64}) {
+    // 555 elements cross a block boundary; rows of 300 hold more than one block's worth.
+    for (const Shape& shape : {Shape{3, 5, 37}, Shape{2, 2, 300}, Shape{1, 7}}) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + shape_str(shape));
+      Graph graph;
+      testing::Feeds feeds(graph, rng());
+      std::vector<Value> outputs = random_graph(feeds, dtype, shape, rng);
+      auto executable = make_cpu_backend()->compile(graph, outputs);
+      EXPECT_LT(executable->stats().kernels, 8);  // fused: far fewer kernels than nodes
+      std::vector<Tensor> expected = evaluate_reference(graph, outputs, feeds.arguments());
+      // Float rounding (the reference computes in double) grows through 14 chained ops; sums of
+      // hundreds of terms rounded to bf16/f16 differ by their length times an ulp.
+      testing::expect_outputs_close(executable->run(feeds.arguments()), expected,
+                                    dtype == DType::bf16 || dtype == DType::f16 ? 4.0 : 10.0);
+    }
+  }
+}
+
+// Dropout and a mask from random bits fused with other ops give the reference's bits, also in
+// blocks that start inside a Philox block of 4 (1031 elements per row).
+TEST(CpuFusion, RandomBitsInsideLoopsMatchReference) {
+  Graph graph;
+  testing::Feeds feeds(graph);
+  Value x = feeds.any(DType::f32, {3, 1031});
+  Value seed = feeds.scalar(DType::i64, 77), offset = feeds.scalar(DType::i64, 5);
+  Value bits = random_bits(seed, offset, {3, 1031}, 2);
+  Value masked = select(ge(bits, full(graph, 3e9, DType::u32, {3, 1031})), x, zeros_like(x));
+  Value dropped = dropout(x * 2.0, seed, offset, 0.25, 1);
+  std::vector<Value> outputs = {reduce_sum(masked + dropped, {1}), cast(bits, DType::i64)};
+  auto executable = make_cpu_backend()->compile(graph, outputs);
+  EXPECT_EQ(executable->stats().kernels, 1);
+  testing::expect_matches_reference(graph, outputs, feeds.arguments());
+}
+
+TEST(CpuFusion, IntegerDivisionByZeroInALoopIsAnError) {
+  Graph graph;
+  Value a = graph.input("a", DType::i32, {600});
+  Value b = graph.input("b", DType::i32, {600});
+  auto executable = make_cpu_backend()->compile(graph, {(a + b) / b});
+  Tensor ones = Tensor::from_doubles(DType::i32, {600}, std::vector<double>(600, 1.0));
+  Tensor zero_at_end = ones.clone();
+  zero_at_end.set(599, 0.0);
+  EXPECT_NO_THROW(executable->run({ones, ones}));
+  EXPECT_THROW(executable->run({ones, zero_at_end}), Error);
+}
+
+// dot_general with bias, scaling, gelu and the add of a tensor as oneDNN post-ops, on plain and
+// batched products, f32 and bf16 operands.
+TEST(CpuFusion, GemmEpiloguesMatchReference) {
+  for (DType dtype : {DType::f32, DType::bf16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    Graph graph;
+    testing::Feeds feeds(graph);
+    Value x = feeds.any(dtype, {3, 24, 32}), w = feeds.any(dtype, {32, 40});
+    Value b = feeds.any(DType::f32, {40}), r = feeds.any(DType::f32, {3, 24, 40});
+    DotAttrs plain{{}, {}, {2}, {0}};
+    Value biased = gelu(dot_general(x, w, plain, DType::f32) + broadcast_to(b, {3, 24, 40}));
+    Value y = feeds.any(dtype, {3, 24, 32});
+    DotAttrs batched{{0}, {0}, {2}, {2}};
+    Value scores = dot_general(x, y, batched, DType::f32) * 0.125;
+    Value summed = r + dot_general(x, w, plain, DType::f32);
+    std::vector<Value> outputs = {biased, scores, summed};
+    auto executable = make_cpu_backend()->compile(graph, outputs);
+    EXPECT_EQ(executable->stats().kernels, 3);
+    testing::expect_matches_reference(graph, outputs, feeds.arguments(), {},
+                                      dtype == DType::bf16 ? 10.0 : 1.0);
+  }
+}
+
+// A donated argument is overwritten by the kernel computing its output, which shares its bytes;
+// a matrix multiply reading the argument (made after the update) still sees the old values.
+TEST(CpuFusion, DonatedArgumentsAreWrittenInPlace) {
+  Graph graph;
+  testing::Feeds feeds(graph);
+  Value p = feeds.any(DType::f32, {64, 64});
+  Value g = feeds.any(DType::f32, {64, 64});
+  std::vector<Value> outputs = {p - 0.1 * g, matmul(p, g)};
+  std::vector<Tensor> expected = evaluate_reference(graph, outputs, feeds.arguments());
+  CompileSpec spec;
+  spec.donations = {{0, 0}};
+  auto executable = make_cpu_backend()->compile(graph, outputs, spec);
+  std::vector<Tensor> arguments = {feeds.arguments()[0].clone(), feeds.arguments()[1]};
+  std::vector<Tensor> results = executable->run(arguments);
+  EXPECT_TRUE(results[0].shares_bytes_with(arguments[0]));
+  testing::expect_outputs_close(results, expected);
+  // With in-place updates off, the output is a tensor of its own.
+  spec.options.disable("inplace");
+  arguments[0] = feeds.arguments()[0].clone();
+  results = make_cpu_backend()->compile(graph, outputs, spec)->run(arguments);
+  EXPECT_FALSE(results[0].shares_bytes_with(arguments[0]));
+  testing::expect_outputs_close(results, expected);
+}
+
+// A TrainStep update on the CPU backend writes parameters and AdamW moments into the tensors it
+// was given (no new parameter tensors) and matches the same updates on the reference backend.
+TEST(CpuFusion, TrainStepUpdatesParametersInPlace) {
+  auto run = [](Backend& backend, bool expect_in_place) {
+    Graph graph;
+    Value x = graph.input("x", DType::f32, {8, 16});
+    Value w = graph.input("w", DType::f32, {16, 4}, InputRole::weight);
+    Value b = graph.input("b", DType::f32, {4}, InputRole::weight);
+    Value loss = reduce_sum(tanh(matmul(x, w) + broadcast_to(b, {8, 4})) * 0.5);
+    TrainStepConfig config;
+    config.max_grad_norm = 1.0;
+    TrainStep step(graph, loss, {w, b}, {true, false}, config, backend);
+    std::mt19937_64 rng(9);
+    TrainState state = TrainState::start({{"w", testing::random_tensor(rng, DType::f32, {16, 4})},
+                                          {"b", testing::random_tensor(rng, DType::f32, {4})}});
+    TensorMap feeds = {{"x", testing::random_tensor(rng, DType::f32, {8, 16})}};
+    auto addresses = [&] {
+      return std::vector<const std::byte*>{
+          state.params["w"].data(), state.params["b"].data(), state.optimizer.exp_avg["w"].data(),
+          state.optimizer.exp_avg_sq["b"].data()};
+    };
+    std::vector<const std::byte*> before = addresses();
+    for (int update = 0; update < 3; ++update) step.update(state, feeds, 1e-2);
+    if (expect_in_place) {
+      EXPECT_EQ(addresses(), before);
+    }
+    return state;
+  };
+  auto cpu = make_cpu_backend();
+  auto reference = make_reference_backend();
+  TrainState fast = run(*cpu, true);
+  TrainState oracle = run(*reference, false);
+  for (const char* name : {"w", "b"}) {
+    SCOPED_TRACE(name);
+    EXPECT_ALLCLOSE(fast.params[name], oracle.params[name], 1e-5, 1e-6);
+    EXPECT_ALLCLOSE(fast.optimizer.exp_avg_sq[name], oracle.optimizer.exp_avg_sq[name], 1e-4,
+                    1e-9);
+  }
+}
+
+}  // namespace
+}  // namespace kiln

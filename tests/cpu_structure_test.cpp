@@ -1,0 +1,57 @@
+// The structure a BERT layer's training step compiles to on the CPU backend, asserted exactly so
+// that a regression in fusion or buffer planning fails here: the number of kernels (and of each
+// kind) and the planned arena bytes (kernels' per-thread scratch included, so the kernels run on
+// two threads here, whatever the machine).
+#include <omp.h>
+
+#include "cpu_test_util.h"
+#include "kiln/autodiff/grad.h"
+#include "kiln/io/bert_config.h"
+#include "kiln/models/bert.h"
+
+namespace kiln {
+namespace {
+
+// Before any kernel is built (the CPU backend fixes its thread count at first use).
+const bool kTwoThreads = [] {
+  omp_set_num_threads(2);
+  return true;
+}();
+
+TEST(CpuStructure, BertLayerTrainingStep) {
+  ASSERT_TRUE(kTwoThreads);
+  BertConfig config = bert_config_preset("tiny");
+  config.num_hidden_layers = 1;
+  config.vocab_size = 256;  // so that the layer, not the embedding gradient, sizes the arena
+  Graph graph;
+  BertClassifier model = bert_for_sequence_classification(
+      graph, config, {.batch_size = 4, .seq_len = 32, .training = true});
+  std::vector<Value> outputs = {model.loss};
+  for (const Value& gradient : grad(model.loss, model.params.values())) outputs.push_back(gradient);
+  auto executable = make_cpu_backend()->compile(graph, outputs);
+  auto& cpu = dynamic_cast<CpuExecutable&>(*executable);
+  int64_t loops = 0, gemms = 0;
+  for (const KernelGroup& group : cpu.program().kernels) {
+    loops += group.kind == KernelKind::loop;
+    gemms += group.kind == KernelKind::gemm;
+  }
+  std::printf("bert layer step: %lld kernels (%lld loops, %lld gemms), arena %lld bytes\n",
+              static_cast<long long>(cpu.kernel_count()), static_cast<long long>(loops),
+              static_cast<long long>(gemms), static_cast<long long>(cpu.stats().arena_bytes));
+  EXPECT_EQ(cpu.kernel_count(), 125);
+  EXPECT_EQ(loops, 55);
+  EXPECT_EQ(gemms, 30);
+  EXPECT_EQ(cpu.stats().arena_bytes, 1509376);
+  // Without fusion: one kernel per node that computes something.
+  CompileSpec unfused;
+  unfused.options.disable("fusion");
+  auto plain = make_cpu_backend()->compile(graph, outputs, unfused);
+  std::printf("unfused: %lld kernels, arena %lld bytes\n",
+              static_cast<long long>(plain->stats().kernels),
+              static_cast<long long>(plain->stats().arena_bytes));
+  EXPECT_EQ(plain->stats().kernels, 336);
+  EXPECT_EQ(plain->stats().arena_bytes, 2548224);
+}
+
+}  // namespace
+}  // namespace kiln
