@@ -66,7 +66,8 @@ TEST(CompilerFold, FoldedModuleComputesExactlyTheSame) {
   Graph graph;
   testing::Feeds feeds(graph);
   Value x = feeds.any(DType::f32, {2, 3});
-  Value table = constant(graph, Tensor::from_doubles(DType::f32, {3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  Value table =
+      constant(graph, Tensor::from_doubles(DType::f32, {3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}));
   Value weights = softmax(transpose(table, {1, 0}) * 0.5);  // a composite folds too
   Value picked = gather(table, constant(graph, Tensor::from_doubles(DType::i32, {2}, {2, 0})), 0);
   std::vector<Value> outputs = {matmul(x, weights), x * reduce_sum(picked, {0})};

@@ -53,7 +53,8 @@ TEST(CompilerPipeline, SemanticsOnlyKeepsThePrecisionPolicyAlone) {
   Value y = matmul(x, w);
   CompileOptions options;
   options.bf16 = true;
-  Program program = compile_program(graph, {y}, {}, runs_every_composite(), options.semantics_only());
+  Program program =
+      compile_program(graph, {y}, {}, runs_every_composite(), options.semantics_only());
   EXPECT_EQ(pass_names(program), (std::vector<std::string>{"decompose", "bf16"}));
 }
 

@@ -52,7 +52,8 @@ TEST(CompilerSimplify, CastsThroughALosslessDtypeCollapse) {
   Graph graph;
   Value b = graph.input("b", DType::bf16, {3});
   Value i = graph.input("i", DType::i32, {3});
-  Value same = graph.add_node(OpKind::cast, {b}, NoAttrs{}, DType::bf16, {3});  // no builder makes it
+  // No builder makes a cast to the operand's own dtype.
+  Value same = graph.add_node(OpKind::cast, {b}, NoAttrs{}, DType::bf16, {3});
   Module module = simplified(graph, {cast(cast(b, DType::f32), DType::bf16), same,
                                      cast(cast(i, DType::i64), DType::f32)});
   EXPECT_EQ(module.outputs[0], module.graph->inputs()[0]);

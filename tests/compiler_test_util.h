@@ -68,10 +68,13 @@ class RecordingBackend : public Backend {
   bool supports(const Node& node) const override { return reference_->supports(node); }
   std::unique_ptr<Executable> compile(const Graph& graph, const std::vector<Value>& outputs,
                                       const CompileSpec& spec) override {
-    programs_.push_back(std::make_unique<RecordedProgram>(RecordedProgram{&graph, outputs, spec, {}}));
-    return std::make_unique<Recorder>(reference_->compile(graph, outputs, spec), *programs_.back());
+    programs_.push_back(
+        std::make_unique<RecordedProgram>(RecordedProgram{&graph, outputs, spec, {}}));
+    return std::make_unique<Recorder>(reference_->compile(graph, outputs, spec),
+                                      *programs_.back());
   }
   const RecordedProgram& last() const { return *programs_.back(); }
+  const std::vector<std::unique_ptr<RecordedProgram>>& programs() const { return programs_; }
 
  private:
   class Recorder : public Executable {

@@ -241,6 +241,10 @@ TEST(TrainingArgumentsTest, PostInitRejectsImpossibleValues) {
   EXPECT_EQ(with([](auto& a) { a.save_steps = -3; }), "[--save_steps] must not be negative: -3");
   EXPECT_EQ(with([](auto& a) { a.validation_split_percentage = 100; }),
             "[--validation_split_percentage] must lie in [0, 100): 100");
+  EXPECT_EQ(with([](auto& a) { a.disable_passes = "cse,fusion"; }), "");
+  EXPECT_EQ(with([](auto& a) { a.disable_passes = "cse,fussion"; }),
+            "[--disable_passes] unknown pass 'fussion' (known: dce, cse, fold, simplify, fusion, "
+            "inplace)");
   EXPECT_EQ(with([](auto& a) { a.early_stopping_patience = 3; }),
             "[--early_stopping_patience] EarlyStoppingCallback requires load_best_model_at_end = "
             "True");

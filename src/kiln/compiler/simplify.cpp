@@ -112,8 +112,9 @@ Value simplify_layout(const Node& node, Value x) {
 // A reduction whose reduced dims all have size 1 moves no data: a reshape of its operand.
 Value simplify_reduce(const Node& node, Value x) {
   const Axes& axes = node.attr<ReduceAttrs>().axes;
-  bool trivial = std::all_of(axes.begin(), axes.end(),
-                             [&](int64_t axis) { return x.shape()[static_cast<size_t>(axis)] == 1; });
+  bool trivial = std::all_of(axes.begin(), axes.end(), [&](int64_t axis) {
+    return x.shape()[static_cast<size_t>(axis)] == 1;
+  });
   return trivial ? reshape(x, node.shape) : Value();
 }
 

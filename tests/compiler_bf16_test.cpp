@@ -1,0 +1,188 @@
+// bf16 mixed precision: every f32 dot_general reads bf16 casts of its operands and keeps its f32
+// result, cse leaves one cast per weight, attention is decomposed so that its products go bf16
+// while its softmax stays f32, and results stay within bf16 rounding of the f32 ones on the
+// reference backend (which applies the policy too), on the CPU backend and on a BERT-tiny step.
+#include <cmath>
+
+#include "compiler_test_util.h"
+#include "kiln/autodiff/grad.h"
+#include "kiln/ir/ops.h"
+
+namespace kiln {
+namespace {
+
+using testing::count_op;
+
+CompileOptions bf16_options() {
+  CompileOptions options;
+  options.bf16 = true;
+  return options;
+}
+
+// Casts to bf16 that read the input `input` directly.
+int64_t bf16_casts_of(const Module& module, int32_t input) {
+  int64_t count = 0;
+  const Graph& graph = *module.graph;
+  for (int32_t id : live_nodes(graph, module.output_values())) {
+    const Node& node = graph.node(id);
+    count += node.op == OpKind::cast && node.dtype == DType::bf16 && node.inputs[0] == input;
+  }
+  return count;
+}
+
+TEST(CompilerBf16, F32ProductsReadBf16CastsAndKeepTheirF32Result) {
+  Graph graph;
+  Value x = graph.input("x", DType::f32, {4, 3});
+  Value w = graph.input("w", DType::f32, {3, 5});
+  Value xd = graph.input("xd", DType::f64, {4, 3});
+  Value xi = graph.input("xi", DType::i32, {4, 3});
+  Value xb = graph.input("xb", DType::bf16, {4, 3});
+  Value wb = graph.input("wb", DType::bf16, {3, 5});
+  DotAttrs rows_by_cols{{}, {}, {1}, {0}};
+  std::vector<Value> outputs = {matmul(x, w), matmul(xd, cast(w, DType::f64)),
+                                matmul(xi, cast(w, DType::i32)),
+                                dot_general(xb, wb, rows_by_cols, DType::f32)};
+  Module module = use_bf16_matmuls(copy_module(graph, outputs, false));
+  const Graph& g = *module.graph;
+  const Node& product = g.node(module.outputs[0]);
+  EXPECT_EQ(product.dtype, DType::f32);
+  for (int32_t operand : product.inputs) {
+    EXPECT_EQ(g.node(operand).op, OpKind::cast);
+    EXPECT_EQ(g.node(operand).dtype, DType::bf16);
+  }
+  EXPECT_EQ(g.node(g.node(product.inputs[0]).inputs[0]).op, OpKind::input);
+  // f64, integer and already-bf16 products are left as they are.
+  for (size_t i = 1; i < outputs.size(); ++i) {
+    const Node& other = g.node(module.outputs[i]);
+    EXPECT_EQ(g.node(other.inputs[0]).op, OpKind::input) << "output " << i;
+  }
+  EXPECT_EQ(count_op(module, OpKind::cast), 4);  // 2 new, plus w to f64 and to i32
+  EXPECT_EQ(testing::input_names(g), testing::input_names(graph));
+}
+
+TEST(CompilerBf16, ForwardAndBackwardShareOneCastOfTheWeight) {
+  Graph graph;
+  Value x = graph.input("x", DType::f32, {4, 3});
+  Value w = graph.input("w", DType::f32, {3, 5}, InputRole::weight);
+  Value h = matmul(x, w);
+  Value loss = reduce_sum(h * h);
+  std::vector<Value> grads = grad(loss, {x, w});  // dx = 2h w^T reads w again
+  Program program = compile_program(graph, {loss, grads[0], grads[1]}, {},
+                                    {[](OpKind) { return true; }}, bf16_options());
+  EXPECT_EQ(count_op(program.module, OpKind::dot_general), 3);
+  EXPECT_EQ(bf16_casts_of(program.module, program.module.graph->inputs()[1]), 1);
+  EXPECT_EQ(bf16_casts_of(program.module, program.module.graph->inputs()[0]), 1);
+  CompileOptions no_cse = bf16_options();
+  no_cse.disable("cse");
+  Program unshared = compile_program(graph, {loss, grads[0], grads[1]}, {},
+                                     {[](OpKind) { return true; }}, no_cse);
+  EXPECT_EQ(bf16_casts_of(unshared.module, unshared.module.graph->inputs()[1]), 2);
+}
+
+TEST(CompilerBf16, AttentionProductsGoBf16AndItsSoftmaxStaysF32) {
+  Graph graph;
+  Value q = graph.input("q", DType::f32, {2, 4, 8});
+  Value k = graph.input("k", DType::f32, {2, 4, 8});
+  Value v = graph.input("v", DType::f32, {2, 4, 8});
+  Value mask = graph.input("mask", DType::f32, {2, 1, 4});
+  Value out = attention(q, k, v, mask, 0.35);
+  Program program = compile_program(graph, {out}, {}, {[](OpKind) { return true; }},
+                                    bf16_options());
+  const Graph& g = *program.module.graph;
+  EXPECT_EQ(count_op(program.module, OpKind::attention), 0);
+  EXPECT_EQ(count_op(program.module, OpKind::dot_general), 2);
+  for (int32_t id : live_nodes(g, program.module.output_values())) {
+    const Node& node = g.node(id);
+    if (node.op == OpKind::dot_general) {
+      EXPECT_EQ(node.dtype, DType::f32);
+      for (int32_t operand : node.inputs) EXPECT_EQ(g.node(operand).dtype, DType::bf16);
+    }
+    if (node.op == OpKind::exp || node.op == OpKind::reduce_sum || node.op == OpKind::reduce_max) {
+      EXPECT_EQ(node.dtype, DType::f32) << op_name(node.op);
+    }
+  }
+  // Without bf16 the composite stays for a backend that runs it.
+  Program f32 = compile_program(graph, {out}, {}, {[](OpKind) { return true; }}, {});
+  EXPECT_EQ(count_op(f32.module, OpKind::attention), 1);
+}
+
+// A small transformer-like block: products, layer norm, softmax.
+struct Block {
+  Graph graph;
+  testing::Feeds feeds{graph, 7};
+  std::vector<Value> outputs;
+
+  Block() {
+    Value x = feeds.any(DType::f32, {6, 16});
+    Value w1 = feeds.any(DType::f32, {16, 32}, -0.5, 0.5);
+    Value w2 = feeds.any(DType::f32, {32, 16}, -0.5, 0.5);
+    Value gamma = feeds.any(DType::f32, {16}, 0.5, 1.5);
+    Value beta = feeds.any(DType::f32, {16});
+    Value h = gelu(matmul(x, w1));
+    Value y = layer_norm(matmul(h, w2) + x, gamma, beta, 1e-12);
+    outputs = {y, softmax(matmul(y, transpose(y, {1, 0})))};
+  }
+};
+
+TEST(CompilerBf16, ReferenceBackendAppliesThePolicyWithinBf16Rounding) {
+  Block block;
+  std::unique_ptr<Backend> reference = make_reference_backend();
+  std::vector<Tensor> f32 =
+      reference->compile(block.graph, block.outputs)->run(block.feeds.arguments());
+  std::vector<Tensor> bf16 =
+      reference->compile(block.graph, block.outputs, CompileSpec{bf16_options(), {}})
+          ->run(block.feeds.arguments());
+  ASSERT_EQ(bf16.size(), f32.size());
+  for (size_t i = 0; i < f32.size(); ++i) {
+    SCOPED_TRACE("output " + std::to_string(i));
+    EXPECT_EQ(bf16[i].dtype(), DType::f32);
+    // bf16 keeps 8 bits of mantissa: operands round by up to 2^-9 relative.
+    EXPECT_ALLCLOSE(bf16[i], f32[i], 3e-2, 3e-2);
+    EXPECT_FALSE(testing::compare_tensors(bf16[i], f32[i], 0.0, 0.0).empty());
+  }
+}
+
+TEST(CompilerBf16, CpuBackendAgreesWithTheReferenceInBf16) {
+  Block block;
+  CompileSpec spec{bf16_options(), {}};
+  std::vector<Tensor> reference = make_reference_backend()
+                                      ->compile(block.graph, block.outputs, spec)
+                                      ->run(block.feeds.arguments());
+  std::vector<Tensor> cpu =
+      make_cpu_backend()->compile(block.graph, block.outputs, spec)->run(block.feeds.arguments());
+  // The same bf16 operands; only the f32 accumulation order differs.
+  for (size_t i = 0; i < cpu.size(); ++i) EXPECT_ALLCLOSE(cpu[i], reference[i], 1e-4, 1e-5);
+}
+
+TEST(CompilerBf16, BertTinyTrainingStepStaysCloseToF32) {
+  testing::BertTinyUpdate update(2, 8, bf16_options());
+  const testing::RecordedProgram& recorded = update.program();
+  EXPECT_TRUE(recorded.spec.options.bf16);
+  std::unique_ptr<Backend> reference = make_reference_backend();
+  std::vector<Tensor> f32 = reference->compile(*recorded.graph, recorded.outputs)
+                                ->run(recorded.arguments);
+  std::vector<Tensor> bf16 = reference->compile(*recorded.graph, recorded.outputs, recorded.spec)
+                                 ->run(recorded.arguments);
+  double loss = f32[0].get(0), norm = f32[1].get(0);
+  EXPECT_NE(bf16[0].get(0), loss);
+  EXPECT_NEAR(bf16[0].get(0), loss, 1e-2 * std::fabs(loss));
+  EXPECT_NEAR(bf16[1].get(0), norm, 5e-2 * norm);
+  // Parameters, then both AdamW moments, all f32. The first AdamW step moves a weight by about
+  // lr = 1e-3 whatever its gradient's size, so parameters compare on that scale, and moments
+  // (scaled gradients and their squares) on their tensor's largest entry, plus 1e-9 for the key
+  // biases', whose gradients are zero but for rounding (softmax ignores shifts).
+  size_t count = (f32.size() - 2) / 3;
+  for (size_t i = 2; i < f32.size(); ++i) {
+    SCOPED_TRACE("output " + std::to_string(i));
+    EXPECT_EQ(bf16[i].dtype(), DType::f32);
+    double largest = 0.0;
+    for (int64_t j = 0; j < f32[i].numel(); ++j) {
+      largest = std::max(largest, std::fabs(f32[i].get(j)));
+    }
+    double atol = i < 2 + count ? 2.1e-3 : 0.1 * largest + 1e-9;
+    EXPECT_ALLCLOSE(bf16[i], f32[i], 5e-2, atol);
+  }
+}
+
+}  // namespace
+}  // namespace kiln
