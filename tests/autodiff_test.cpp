@@ -131,16 +131,45 @@ TEST(Grad, ThroughACompositeUsesItsDecomposition) {
   Graph g;
   Value x = g.input("x", DType::f64, {3});
   Value c = g.input("c", DType::f64, {3});
-  Value loss = reduce_sum(softmax(x) * c);
+  Value loss = reduce_sum(log_softmax(x) * c);
   int32_t forward_end = g.size();
   std::vector<Value> grads = grad(loss, {x});
-  bool has_softmax = false;
+  bool has_log_softmax = false;
   for (int32_t id : live_nodes(g, grads)) {
     EXPECT_TRUE(id < forward_end || op_info(g.node(id).op).category != OpCategory::composite)
         << "backward node %" << id << " is " << op_name(g.node(id).op);
-    has_softmax = has_softmax || g.node(id).op == OpKind::softmax;
+    has_log_softmax = has_log_softmax || g.node(id).op == OpKind::log_softmax;
   }
-  EXPECT_FALSE(has_softmax);  // the gradient needs only the decomposition's values
+  EXPECT_FALSE(has_log_softmax);  // the gradient needs only the decomposition's values
+
+  std::vector<double> xs = {0.5, -1.0, 2.0}, cs = {1.0, 2.0, -1.0};
+  std::vector<Tensor> out = evaluate_reference(g, grads, {f64s({3}, xs), f64s({3}, cs)});
+  double total = 0, weights = 0;
+  for (double v : xs) total += std::exp(v);
+  for (double v : cs) weights += v;
+  std::vector<double> expected;
+  for (size_t i = 0; i < 3; ++i) expected.push_back(cs[i] - std::exp(xs[i]) / total * weights);
+  EXPECT_ALLCLOSE(out[0], f64s({3}, expected), 1e-12, 1e-14);
+}
+
+// Softmax's own rule reads the forward softmax: no max or exp is rebuilt in the backward pass.
+TEST(Grad, SoftmaxReusesItsOutput) {
+  Graph g;
+  Value x = g.input("x", DType::f64, {3});
+  Value c = g.input("c", DType::f64, {3});
+  Value probs = softmax(x);
+  Value loss = reduce_sum(probs * c);
+  int32_t forward_end = g.size();
+  std::vector<Value> grads = grad(loss, {x});
+  bool reads_probs = false;
+  for (int32_t id : live_nodes(g, grads)) {
+    const Node& node = g.node(id);
+    if (id < forward_end) continue;
+    EXPECT_NE(node.op, OpKind::exp) << "backward node %" << id;
+    EXPECT_NE(node.op, OpKind::reduce_max) << "backward node %" << id;
+    for (int32_t operand : node.inputs) reads_probs = reads_probs || operand == probs.id();
+  }
+  EXPECT_TRUE(reads_probs);
 
   std::vector<double> xs = {0.5, -1.0, 2.0}, cs = {1.0, 2.0, -1.0};
   std::vector<Tensor> out = evaluate_reference(g, grads, {f64s({3}, xs), f64s({3}, cs)});
@@ -180,7 +209,7 @@ TEST(Grad, MissingRuleIsAnErrorNamingOpAndNode) {
 TEST(Grad, MissingRuleInsideADecomposition) {
   Graph g;
   Value x = g.input("x", DType::f64, {3});
-  Value loss = reduce_sum(softmax(x) * x);
+  Value loss = reduce_sum(log_softmax(x) * x);
   std::string message =
       error_of([&] { autodiff_internal::grad_with(loss, {x}, hiding(OpKind::exp)); });
   EXPECT_EQ(message.rfind("[autodiff] no VJP rule for op 'exp' (node %", 0), 0u) << message;

@@ -6,8 +6,9 @@
 //   binary     elementwise, two operands of equal shape and dtype (builders broadcast first)
 //   structural layout and data movement, reductions, contractions, gathers
 //   composite  carries a decomposition into core ops (its gradient and its test oracle)
-// Gradient: vjp = a VJP rule beside the builder; novjp = none (sources, integer/bool results,
-// and composites, which autodiff differentiates through their decomposition).
+// Gradient: vjp = a VJP rule beside the builder (softmax's beside its decomposition); novjp =
+// none (sources, integer/bool results, and composites, which autodiff differentiates through
+// their decomposition).
 #pragma once
 
 #define KILN_OPS(X)               \
@@ -49,7 +50,7 @@
   X(dot_general, structural, vjp) \
   X(gather, structural, vjp)      \
   X(scatter_add, structural, vjp) \
-  X(softmax, composite, novjp)    \
+  X(softmax, composite, vjp)      \
   X(log_softmax, composite, novjp)\
   X(layer_norm, composite, novjp) \
   X(gelu, composite, novjp)       \

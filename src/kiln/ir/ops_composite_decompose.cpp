@@ -1,5 +1,6 @@
 // Decompositions of the composite ops into core ops only: their gradient (autodiff
-// differentiates through them) and the oracle for their fused kernels.
+// differentiates through them unless a composite has a VJP rule of its own, as softmax does) and
+// the oracle for their fused kernels.
 #include <algorithm>
 #include <cmath>
 
@@ -105,6 +106,14 @@ Value decompose_dropout(const Node& node, std::span<const Value> inputs) {
   double threshold = std::min(std::floor(attrs.rate * 4294967296.0), 4294967295.0);
   Value keep = ge(bits, scalar_like(bits, threshold));
   return narrow(select(keep, x / (1.0 - attrs.rate), scalar_like(x, 0.0)), node.dtype);
+}
+
+// dx = y (dy - sum(dy y)) from the softmax's own output y: the backward pass reuses the forward
+// result instead of rebuilding max, exp and sum from x (half dtypes compute in f32).
+std::vector<Value> vjp_softmax(const VjpArgs& args) {
+  int64_t axis = args.node.attr<SoftmaxAttrs>().axis;
+  Value y = widen(args.output), dy = widen(args.cotangent);
+  return {narrow(y * (dy - reduce_sum(dy * y, {axis}, true)), args.node.dtype)};
 }
 
 }  // namespace rules
