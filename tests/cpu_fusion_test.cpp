@@ -114,7 +114,9 @@ TEST(CpuFusion, GemmEpiloguesMatchReference) {
     Value y = feeds.any(dtype, {3, 24, 32});
     DotAttrs batched{{0}, {0}, {2}, {2}};
     Value scores = dot_general(x, y, batched, DType::f32) * 0.125;
-    Value summed = r + dot_general(x, w, plain, DType::f32);
+    // Another weight: cse would merge a second x·w into the first, which then has two readers.
+    Value w2 = feeds.any(dtype, {32, 40});
+    Value summed = r + dot_general(x, w2, plain, DType::f32);
     std::vector<Value> outputs = {biased, scores, summed};
     auto executable = make_cpu_backend()->compile(graph, outputs);
     EXPECT_EQ(executable->stats().kernels, 3);

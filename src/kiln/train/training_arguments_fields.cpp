@@ -131,7 +131,7 @@ const std::array kFields = {
     ArgumentField{"device", &A::device, kRun, "The device to run on: auto picks the best present."},
     ArgumentField{"disable_passes", &A::disable_passes, kRun,
                   "Compiler passes to turn off, comma-separated, for debugging: dce, cse, fold, "
-                  "simplify, fusion, inplace."},
+                  "simplify, fusion, inplace (default: none)."},
     ArgumentField{"dataloader_drop_last", &A::dataloader_drop_last, kRun,
                   "Drop the last incomplete batch if it is not divisible by the batch size."},
 };
