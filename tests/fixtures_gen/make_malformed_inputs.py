@@ -35,58 +35,58 @@ def nested(depth):
 
 # ---- CSV / TSV / JSONL training data ----
 GOOD_ROWS = "good movie,pos\nbad food,neg\n"
-case("ragged_row_short.csv", "train", "{file}:3: expected 2 fields",
+case("ragged_row_short.csv", "train", "{file}:3] row has 1 field, header has 2",
      "text,label\ngood movie,pos\nbad food\nfine,neg\n")
-case("ragged_row_long.csv", "train", "{file}:4",
+case("ragged_row_long.csv", "train", "{file}:4]",
      "text,label\ngood movie,pos\nbad food,neg\nfine,neg,extra\n")
-case("ragged_row.tsv", "train", "{file}:3", "text\tlabel\ngood movie\tpos\nbad food\n")
-case("unterminated_quote.csv", "train", "{file}:3", 'text,label\ngood,pos\n"bad food,neg\nok,pos\n')
-case("embedded_nul.csv", "train", "{file}:3: NUL byte",
+case("ragged_row.tsv", "train", "{file}:3]", "text\tlabel\ngood movie\tpos\nbad food\n")
+case("unterminated_quote.csv", "train", "{file}:3]", 'text,label\ngood,pos\n"bad food,neg\nok,pos\n')
+case("embedded_nul.csv", "train", "{file}:3] NUL byte",
      b"text,label\ngood movie,pos\nbad\x00food,neg\n")
-case("non_utf8.csv", "train", "{file}:2: invalid UTF-8",
+case("non_utf8.csv", "train", "{file}:2] invalid UTF-8",
      b"text,label\ngood \xff\xfe movie,pos\nbad food,neg\n")
-case("non_utf8_overlong.tsv", "train", "{file}:3: invalid UTF-8",
+case("non_utf8_overlong.tsv", "train", "{file}:3] invalid UTF-8",
      b"text\tlabel\ngood\tpos\nbad \xc0\xaf food\tneg\n")
-case("truncated_utf8.csv", "train", "{file}:3: invalid UTF-8",
+case("truncated_utf8.csv", "train", "{file}:3] invalid UTF-8",
      b"text,label\ngood,pos\nbad \xe6\x97,neg\n")
-case("bom_then_ragged.csv", "train", "{file}:3",
+case("bom_then_ragged.csv", "train", "{file}:3]",
      "\ufefftext,label\ngood movie,pos\nbad food\n")
-case("bom_header_column.csv", "train", "(columns: text, lable)",
+case("bom_header_column.csv", "train", "no column 'label' (columns: text, lable, other)",
      "\ufefftext,lable,other\ngood movie,pos,x\nbad food,neg,y\n")
-case("crlf_ragged.csv", "train", "{file}:4",
+case("crlf_ragged.csv", "train", "{file}:4]",
      "text,label\r\ngood movie,pos\r\nbad food,neg\r\nfine\r\n")
-case("crlf_ragged.tsv", "train", "{file}:3", "text\tlabel\r\ngood\tpos\r\nbad\r\n")
+case("crlf_ragged.tsv", "train", "{file}:3]", "text\tlabel\r\ngood\tpos\r\nbad\r\n")
 case("empty.csv", "train", "{file}", "")
 case("header_only.csv", "train", "no examples", "text,label\n")
-case("duplicate_column.csv", "train", "{file}:1", "text,text,label\na,b,pos\n")
-case("empty_label.csv", "train", "{file}:3: empty label", "text,label\ngood,pos\nbad,\n")
+case("duplicate_column.csv", "train", "{file}:1]", "text,text,label\na,b,pos\n")
+case("empty_label.csv", "train", "{file}:3] empty label", "text,label\ngood,pos\nbad,\n")
 case("no_text_column.csv", "train", "no column 'text'", "a,b,label\nx,y,pos\n")
-case("nan_regression_label.csv", "train", "{file}:3", "text,label\ngood,0.5\nbad,nan\n")
+case("nan_regression_label.csv", "train", "{file}:3]", "text,label\ngood,0.5\nbad,nan\n")
 case("unknown_extension.txt", "train", "unknown data file extension", GOOD_ROWS)
-case("mixed_label_types.jsonl", "train", "{file}:2",
+case("mixed_label_types.jsonl", "train", "{file}:2]",
      '{"text": "good", "label": "pos"}\n{"text": "bad", "label": 1}\n')
-case("not_an_object.jsonl", "train", "{file}:2: expected a JSON object",
+case("not_an_object.jsonl", "train", "{file}:2] expected a JSON object",
      '{"text": "good", "label": 1}\n[1, 2]\n')
-case("bad_json_line.jsonl", "train", "{file}:3",
+case("bad_json_line.jsonl", "train", "{file}:3]",
      '{"text": "good", "label": 1}\n{"text": "bad", "label": 0}\n{"text": "x", "label": }\n')
-case("deeply_nested.jsonl", "train", "{file}:2",
+case("deeply_nested.jsonl", "train", "{file}:2] invalid JSON: nested deeper than 512",
      '{"text": "good", "label": 1}\n{"text": ' + nested(50000) + ', "label": 0}\n')
-case("label_object.jsonl", "train", "{file}:1: label of type",
+case("label_object.jsonl", "train", "{file}:1] label of type",
      '{"text": "good", "label": {"a": 1}}\n')
-case("negative_label.jsonl", "train", "{file}:2: label -1 is negative",
+case("negative_label.jsonl", "train", "{file}:2] label -1 is negative",
      '{"text": "good", "label": 1}\n{"text": "bad", "label": -1}\n')
-case("huge_label.jsonl", "train", "{file}:2: label 1000000000000",
+case("huge_label.jsonl", "train", "{file}:2] label 1000000000000",
      '{"text": "good", "label": 1}\n{"text": "bad", "label": 1000000000000}\n')
-case("text_not_string.jsonl", "train", "{file}:1", '{"text": 123, "label": 1}\n')
-case("embedded_nul.jsonl", "train", "{file}:2: NUL byte",
+case("text_not_string.jsonl", "train", "{file}:1]", '{"text": 123, "label": 1}\n')
+case("embedded_nul.jsonl", "train", "{file}:2] NUL byte",
      b'{"text": "good", "label": 1}\n{"text": "b\x00d", "label": 0}\n')
-case("bom_crlf_bad_line.jsonl", "train", "{file}:3",
+case("bom_crlf_bad_line.jsonl", "train", "{file}:3]",
      '\ufeff{"text": "good", "label": 1}\r\n{"text": "bad", "label": 0}\r\n{oops}\r\n')
 
 # ---- validation data against the training labels (neg, pos) ----
-case("unknown_label.csv", "validation", "{file}:3: unknown label 'neutral'",
+case("unknown_label.csv", "validation", "{file}:3] unknown label 'neutral'",
      "text,label\ngood,pos\nmeh,neutral\n")
-case("label_id_out_of_range.csv", "validation", "{file}:3: label 5",
+case("label_id_out_of_range.csv", "validation", "{file}:3] label 5 is out of range",
      "text,label\ngood,1\nbad,5\n")
 
 # ---- config.json ----
@@ -137,9 +137,9 @@ case("config_max_position_too_small.json", "config",
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 WORDS = ["good", "bad", "movie", "food"]
 case("vocab_no_unk.txt", "vocab", "[UNK]", "\n".join(["[PAD]", "[CLS]", "[SEP]"] + WORDS) + "\n")
-case("vocab_non_utf8.txt", "vocab", "{file}:7: invalid UTF-8",
+case("vocab_non_utf8.txt", "vocab", "{file}:7] invalid UTF-8",
      ("\n".join(SPECIALS + ["good"]) + "\n").encode() + b"b\xffd\n")
-case("vocab_embedded_nul.txt", "vocab", "{file}:6",
+case("vocab_embedded_nul.txt", "vocab", "{file}:6] NUL byte",
      ("\n".join(SPECIALS) + "\n").encode() + b"go\x00od\n")
 case("vocab_empty.txt", "vocab", "{file}", "")
 case("tokenizer_truncated.json", "tokenizer", "{file}] invalid JSON",

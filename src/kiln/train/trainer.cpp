@@ -134,8 +134,9 @@ TrainingPlan Trainer::start_run(const ClassificationDataset& train_data,
   fs::create_directories(args_.output_dir, error);
   check(!error, args_.output_dir, "cannot create the output folder: ", error.message());
   // Found now rather than at the first checkpoint, hours into the run.
-  check(::access(args_.output_dir.c_str(), W_OK) == 0, args_.output_dir,
-        "cannot write into the output folder: ", std::strerror(errno));
+  if (::access(args_.output_dir.c_str(), W_OK) != 0) {
+    fail(args_.output_dir, "cannot write into the output folder: ", std::strerror(errno));
+  }
   const auto& report_to = args_.report_to;
   if (std::find(report_to.begin(), report_to.end(), "jsonl") != report_to.end()) {
     jsonl_ = std::make_unique<JsonlLogWriter>(
