@@ -74,10 +74,6 @@ ModelSetup load_model_config(const TrainingArguments& args) {
   model.config = args.config_name
                      ? config_from_name(*args.config_name, *model.tokenizer)
                      : bert_config_read((fs::path(*model_dir) / "config.json").string());
-  check(args.max_seq_length <= model.config.max_position_embeddings, config_source(args),
-        "\"max_position_embeddings\" ", model.config.max_position_embeddings,
-        " is shorter than --max_seq_length ", args.max_seq_length,
-        ": the model cannot take sequences that long");
   check(model.tokenizer->vocab_size() <= model.config.vocab_size, "--tokenizer_name",
         "the tokenizer has ", model.tokenizer->vocab_size(),
         " tokens but the model's vocab_size is ", model.config.vocab_size);
@@ -115,6 +111,11 @@ void load_model_weights(ModelSetup& model, const TrainingArguments& args, std::o
   }
   classifier.params.initialize(args.seed);
   model.weights = classifier.params.state_dict();
+  // Last of the model's checks, so that a broken data file or weights file is reported first.
+  check(args.max_seq_length <= model.config.max_position_embeddings, config_source(args),
+        "\"max_position_embeddings\" ", model.config.max_position_embeddings,
+        " is shorter than --max_seq_length ", args.max_seq_length,
+        ": the model cannot take sequences that long");
 }
 
 }  // namespace kiln::cli
