@@ -300,9 +300,12 @@ double Trainer::handle_nonfinite(double step_loss, const StepResult& result) {
   } else {
     what << "the first non-finite value is in " << result.nonfinite;
   }
-  check(args_.nan_inf_strategy == "skip", "step " + std::to_string(step), what.str(),
-        ". The weights and optimizer state are those before this step. Lower "
-        "--learning_rate, check the data, or pass --nan_inf_strategy skip to skip such updates.");
+  const char* weights = result.nonfinite.empty()
+                            ? ". "
+                            : ". The weights and optimizer state are those before this step. ";
+  check(args_.nan_inf_strategy == "skip", "step " + std::to_string(step), what.str(), weights,
+        "Lower --learning_rate, check the data, or pass --nan_inf_strategy skip to skip such "
+        "updates.");
   note("warning: [step " + std::to_string(step) + "] " + what.str() +
        (result.nonfinite.empty() ? "" : "; update skipped (--nan_inf_strategy skip)"));
   // As HF's logging_nan_inf_filter: the step counts with the mean loss since the last log.
