@@ -3,8 +3,6 @@
 // (the same command line with --resume_from_checkpoint), which then continues the run.
 #include <gtest/gtest.h>
 
-#include <regex>
-
 #include "process_test_util.h"
 
 namespace kiln {
@@ -56,11 +54,11 @@ void expect_graceful_stop(int signal_number) {
 
   // "To resume ..., run:" and the same command line with --resume_from_checkpoint.
   const std::string prefix = std::string(KILN_BINARY) + " " + flags + " --resume_from_checkpoint ";
-  std::smatch hint;
-  ASSERT_TRUE(std::regex_search(output, hint, std::regex("To resume from the checkpoint it saved, "
-                                                         "run:\n  (.*)\n")))
-      << output;
-  const std::string command = hint[1];
+  const std::string intro = "To resume from the checkpoint it saved, run:\n  ";
+  const size_t hint = output.find(intro);
+  ASSERT_NE(hint, std::string::npos) << output;
+  const size_t start = hint + intro.size();
+  const std::string command = output.substr(start, output.find('\n', start) - start);
   ASSERT_TRUE(command.starts_with(prefix)) << command;
   const fs::path checkpoint = command.substr(prefix.size());
   std::optional<int64_t> step = checkpoint_step(checkpoint);
