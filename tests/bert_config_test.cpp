@@ -20,7 +20,7 @@ using testing::scratch_folder;
 
 namespace fs = std::filesystem;
 
-const fs::path kHfFixture = fs::path(__FILE__).parent_path() / "data/io/bert_config_hf.json";
+const fs::path kHfFixture = fs::path(KILN_SOURCE_DIR) / "tests/data/io/bert_config_hf.json";
 
 // bert-base-uncased's config.json from the Hub (transformers 4 era).
 constexpr const char* kBertBaseUncased = R"({

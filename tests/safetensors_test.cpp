@@ -22,7 +22,7 @@ using testing::scratch_folder;
 namespace fs = std::filesystem;
 
 const fs::path kFixture =
-    fs::path(__FILE__).parent_path() / "data/io/python_all_dtypes.safetensors";
+    fs::path(KILN_SOURCE_DIR) / "tests/data/io/python_all_dtypes.safetensors";
 
 // A fresh folder per test under gtest's temporary directory.
 std::vector<std::byte> read_file(const fs::path& path) {
