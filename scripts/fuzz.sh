@@ -2,6 +2,8 @@
 # Builds the libFuzzer targets (clang, ASan + UBSan) into build-fuzz/ and runs each one for
 # SECONDS (default 30) on a copy of its seed corpus in fuzz/corpus/<target>, printing the number
 # of executions. Any crash, sanitizer report or non-kiln::Error exception fails the script.
+# Every fuzz/fuzz_<reader>.cpp is a target: a new reader's target is its source file and its
+# seed folder fuzz/corpus/fuzz_<reader>/, nothing here.
 # Usage: bash scripts/fuzz.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,9 +18,11 @@ fi
 
 CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DKILN_FUZZ=ON -DKILN_BUILD_TESTS=OFF > /dev/null
-cmake --build build-fuzz -j"$(nproc)" --target fuzz_safetensors fuzz_bert_config fuzz_tokenizer fuzz_dataset
+targets=()
+for source in fuzz/fuzz_*.cpp; do targets+=("$(basename "$source" .cpp)"); done
+cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"
 
-for target in fuzz_safetensors fuzz_bert_config fuzz_tokenizer fuzz_dataset; do
+for target in "${targets[@]}"; do
   work="build-fuzz/corpus/$target"
   mkdir -p "$work"
   cp -n fuzz/corpus/"$target"/* "$work"/

@@ -309,5 +309,19 @@ TEST(BertConfigPresets, MatchTheBenchmarkSizes) {
             "[bert_config_preset] unknown preset 'huge' (tiny, mini, small, medium, base, large)");
 }
 
+// Two million levels: without the depth limit, dumping the unknown key's value (to keep it)
+// recursed once per level and overflowed the stack (SIGSEGV).
+TEST(BertConfig, DeeplyNestedJsonIsAnErrorNotAStackOverflow) {
+  const size_t depth = 2'000'000;
+  const std::string text =
+      R"({"vocab_size": 30, "extra": )" + std::string(depth, '[') + std::string(depth, ']') + "}";
+  EXPECT_EQ(error_of([&] { bert_config_parse(text, "deep.json"); }),
+            "[deep.json] invalid JSON: nested deeper than 512 levels");
+  // 511 levels under the top object is still fine.
+  const std::string deep_ok =
+      R"({"vocab_size": 30, "extra": )" + std::string(510, '[') + std::string(510, ']') + "}";
+  EXPECT_EQ(bert_config_parse(deep_ok, "ok.json").extra.at("extra").size(), 1020u);
+}
+
 }  // namespace
 }  // namespace kiln

@@ -49,6 +49,18 @@ TEST(CliErrors, UnknownValidationLabelNamesFileLineAndLabel) {
                      {(dir / "valid.csv").string() + ":3", "neutral"});
 }
 
+TEST(CliErrors, NonFiniteLossNamesTheStepAndTensor) {
+  fs::path dir = testing::scratch_folder();
+  testing::write_text(dir / "train.csv", "text,label\ngood movie,1\nbad food,0\n");
+  // Step 1 moves the weights to about 1e30; step 2 overflows.
+  expect_train_error(dir,
+                     "--train_file " + (dir / "train.csv").string() +
+                         " --max_seq_length 16 --learning_rate 1e30 --max_steps 3 "
+                         "--per_device_train_batch_size 1 --validation_split_percentage 0",
+                     {"[step 2]", "the first non-finite value is in tensor %",
+                      "--nan_inf_strategy skip"});
+}
+
 TEST(CliErrors, VocabularyWithoutUnknownToken) {
   fs::path dir = testing::scratch_folder();
   fs::create_directories(dir / "bad");

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
 
 #include "kiln/io/dataset.h"
 #include "kiln/train/trainer.h"
@@ -25,5 +26,16 @@ void report_evaluation(Trainer& trainer, const ClassificationDataset& data,
 // and predict_results.jsonl (label name and probabilities per example).
 void report_predictions(Trainer& trainer, const ClassificationDataset& data,
                         const TrainingArguments& args);
+
+// Thrown by a command to end `kiln` with this exit code after it has reported why.
+struct ExitWith {
+  int code;
+};
+
+// The command line of this process (main keeps it), for hints that repeat it.
+void remember_command_line(int argc, char** argv);
+// That command line, shell-quoted, with `--resume_from_checkpoint checkpoint` in place of any
+// --resume_from_checkpoint it had.
+std::string resume_command(const std::string& checkpoint);
 
 }  // namespace kiln::cli

@@ -6,6 +6,7 @@
 #include "kiln/ir/error.h"
 
 int main(int argc, char** argv) {
+  kiln::cli::remember_command_line(argc, argv);
   CLI::App app{"Kiln: compiled transformer training"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Print this help with every command's flags and exit");
@@ -18,6 +19,8 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     return app.exit(error);
+  } catch (const kiln::cli::ExitWith& request) {
+    return request.code;
   } catch (const kiln::Error& error) {
     std::cerr << "kiln: error: " << error.what() << '\n';
     return 1;

@@ -26,6 +26,15 @@ Tokenizer load_tokenizer(const std::string& source, const char* flag) {
   return tokenizer_load_vocab(source);
 }
 
+// The config.json that --config_name or --model_name_or_path names, or a preset's name.
+std::string config_source(const TrainingArguments& args) {
+  if (!args.config_name) return (fs::path(*args.model_name_or_path) / "config.json").string();
+  if (fs::is_directory(*args.config_name)) {
+    return (fs::path(*args.config_name) / "config.json").string();
+  }
+  return *args.config_name;
+}
+
 BertConfig config_from_name(const std::string& name, const Tokenizer& tokenizer) {
   if (fs::is_directory(name)) return bert_config_read((fs::path(name) / "config.json").string());
   if (fs::exists(name)) return bert_config_read(name);
@@ -102,6 +111,11 @@ void load_model_weights(ModelSetup& model, const TrainingArguments& args, std::o
   }
   classifier.params.initialize(args.seed);
   model.weights = classifier.params.state_dict();
+  // Last of the model's checks, so that a broken data file or weights file is reported first.
+  check(args.max_seq_length <= model.config.max_position_embeddings, config_source(args),
+        "\"max_position_embeddings\" ", model.config.max_position_embeddings,
+        " is shorter than --max_seq_length ", args.max_seq_length,
+        ": the model cannot take sequences that long");
 }
 
 }  // namespace kiln::cli

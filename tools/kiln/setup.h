@@ -46,7 +46,8 @@ ModelSetup load_model_config(const TrainingArguments& args);
 
 // The weights of --model_name_or_path by name, reporting to `log` (as transformers) the
 // parameters newly initialised and the checkpoint tensors left unused; new parameters (and a
-// model from scratch) are initialised with --seed. Call once config.id2label is final.
+// model from scratch) are initialised with --seed. Call once config.id2label is final. A
+// config whose max_position_embeddings is below --max_seq_length is an error naming it.
 void load_model_weights(ModelSetup& model, const TrainingArguments& args, std::ostream& log);
 
 struct RunData {

@@ -7,6 +7,7 @@
 #include "kiln/train/checkpoint.h"
 #include "kiln/train/log_metrics.h"
 #include "kiln/train/results_files.h"
+#include "kiln/train/stop_signal.h"
 #include "setup.h"
 
 namespace kiln::cli {
@@ -31,7 +32,16 @@ void run_train(RunOptions& options) {
   load_model_weights(model, args, std::cerr);
   Trainer trainer(args, model.config, std::move(model.weights), std::move(*model.tokenizer),
                   *backend, std::cerr);
+  install_stop_signal_handlers();
   nlohmann::json metrics = trainer.train(*data.train, data.eval ? &*data.eval : nullptr, resume);
+  if (int signal_number = trainer.stopped_by_signal()) {
+    // As a shell reports a process its signal ended: 128 + the signal number.
+    std::cerr << "Training was interrupted. To resume from the checkpoint it saved, run:\n  "
+              << resume_command(
+                     checkpoint_path(args.output_dir, trainer.state().global_step).string())
+              << '\n';
+    throw ExitWith{128 + signal_number};
+  }
   metrics["train_samples"] = data.train->size();
   trainer.save_model(args.output_dir);
   std::cout << format_metrics_table("train", metrics);

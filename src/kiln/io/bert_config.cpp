@@ -217,6 +217,24 @@ void check_positive(std::string_view where, const char* key, int64_t value) {
   check(value > 0, where, '"', key, "\" must be positive, got ", value);
 }
 
+// A model sized beyond any machine is a broken config, better refused here than by the
+// allocator (or the kernel's OOM killer) once the weights are built.
+constexpr double kMaxParameters = 1e11;
+
+void check_model_size(const BertConfig& config, std::string_view where) {
+  auto size = [](int64_t value) { return static_cast<double>(value); };
+  const double hidden = size(config.hidden_size);
+  const double embeddings = (size(config.vocab_size) + size(config.max_position_embeddings) +
+                             size(config.type_vocab_size)) * hidden;
+  const double layer = 4 * hidden * hidden + 2 * hidden * size(config.intermediate_size);
+  const double parameters = embeddings + size(config.num_hidden_layers) * layer;
+  check(parameters <= kMaxParameters, where, "\"vocab_size\" ", config.vocab_size,
+        ", \"hidden_size\" ", config.hidden_size, ", \"intermediate_size\" ",
+        config.intermediate_size, " and \"num_hidden_layers\" ", config.num_hidden_layers,
+        " make a model of about ", parameters, " parameters, beyond Kiln's limit of ",
+        kMaxParameters);
+}
+
 void check_probability(std::string_view where, const char* key, double value) {
   check(value >= 0.0 && value < 1.0, where, '"', key, "\" must be in [0, 1), got ", value);
 }
@@ -278,6 +296,7 @@ void bert_config_check(const BertConfig& config, std::string_view where) {
   check_positive(where, "intermediate_size", config.intermediate_size);
   check_positive(where, "max_position_embeddings", config.max_position_embeddings);
   check_positive(where, "type_vocab_size", config.type_vocab_size);
+  check_model_size(config, where);
   check(config.hidden_size % config.num_attention_heads == 0, where, "hidden_size ",
         config.hidden_size, " is not a multiple of num_attention_heads ",
         config.num_attention_heads);

@@ -62,12 +62,12 @@ Vocab vocab_parse(std::string_view text, std::string_view where) {
   while (!text.empty()) {
     size_t newline = text.find('\n');
     std::string_view line = text.substr(0, newline);
-    // Validate here so that a bad byte is reported with its line.
-    try {
-      utf8_decode(line, where);
-    } catch (const Error&) {
-      fail(where, "line ", line_number, ": invalid UTF-8");
+    // Validate here so that a bad byte is reported with its line, as the data files do.
+    const std::string line_where = std::string(where) + ":" + std::to_string(line_number);
+    if (size_t nul = line.find('\0'); nul != std::string_view::npos) {
+      fail(line_where, "NUL byte at byte ", nul, " of the line (not a text file?)");
     }
+    utf8_decode(line, line_where);  // "[where:line] invalid UTF-8 at byte N"
     vocab.add(std::string(trim_end(line)));
     if (newline == std::string_view::npos) break;
     text.remove_prefix(newline + 1);

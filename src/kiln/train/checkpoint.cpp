@@ -3,9 +3,12 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
+#include <cstdlib>
 #include <exception>
 #include <string>
 #include <system_error>
+#include <thread>
 
 #include "kiln/io/atomic_file.h"
 #include "kiln/ir/error.h"
@@ -36,6 +39,15 @@ std::vector<fs::directory_entry> entries_of(const fs::path& folder) {
   }
   if (error) fail(folder.string(), "cannot list folder: ", error.message());
   return entries;
+}
+
+// The test hook of checkpoint.h: sleeps KILN_TEST_CHECKPOINT_PAUSE_MS / 2 milliseconds.
+void pause_for_kill_test() {
+  static const long half_ms = [] {
+    const char* value = std::getenv("KILN_TEST_CHECKPOINT_PAUSE_MS");
+    return value ? std::strtol(value, nullptr, 10) / 2 : 0L;
+  }();
+  if (half_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(half_ms));
 }
 
 }  // namespace
@@ -73,8 +85,10 @@ fs::path write_checkpoint(const fs::path& output_dir, int64_t step,
     write_files(tmp_path);
     check(!fs::exists(tmp_path / kTrainerStateName), tmp_path.string(),
           "the checkpoint's files must not include ", kTrainerStateName, ", which comes last");
+    pause_for_kill_test();
     write_file_atomically((tmp_path / kTrainerStateName).string(), trainer_state_json);
     sync_tree(tmp_path);
+    pause_for_kill_test();
     replace_directory(tmp_path, final_path);
   } catch (const std::exception& error) {
     std::error_code ignored;

@@ -37,6 +37,9 @@ bool is_complete_checkpoint(const std::filesystem::path& folder);
 // output_dir is fsync'd. On failure the temporary folder is removed and the Error names the
 // checkpoint and the cause (path and system error, e.g. "No space left on device").
 // Returns the checkpoint's path.
+// Test hook: the environment variable KILN_TEST_CHECKPOINT_PAUSE_MS=N makes each write sleep
+// N/2 ms before trainer_state.json and N/2 ms before the rename, widening the moments a kill
+// leaves a partial checkpoint (tests/cli_kill_resume_test.cpp); unset, nothing waits.
 std::filesystem::path write_checkpoint(
     const std::filesystem::path& output_dir, int64_t step,
     const std::function<void(const std::filesystem::path& folder)>& write_files,

@@ -1,6 +1,8 @@
 // Compiled update and accumulation programs over one graph, reading and writing a TrainState.
 #include "kiln/train/train_step.h"
 
+#include <cmath>
+
 #include "kiln/autodiff/grad.h"
 #include "kiln/ir/error.h"
 #include "kiln/ir/ops.h"
@@ -91,6 +93,9 @@ TrainStep::TrainStep(Graph& graph, Value loss, const std::vector<Value>& params,
     squares = i == 0 ? sum : squares + sum;
   }
   grad_norm_ = sqrt(squares);
+  // A non-finite update is not applied: the outputs select the old state (see update()).
+  auto is_finite = [](Value x) { return lt(abs(x), scalar_like(x, HUGE_VAL)); };
+  finite_ = logical_and(is_finite(loss), is_finite(grad_norm_));
   if (config.max_grad_norm > 0) {
     Value coef = min(config.max_grad_norm / (grad_norm_ + 1e-6), scalar_like(grad_norm_, 1.0));
     for (Value& g : grads) g = g * coef;
@@ -100,9 +105,9 @@ TrainStep::TrainStep(Graph& graph, Value loss, const std::vector<Value>& params,
     Value m = graph.input(names_[i] + kExpAvg, dtype_, shapes_[i], InputRole::state);
     Value v = graph.input(names_[i] + kExpAvgSq, dtype_, shapes_[i], InputRole::state);
     AdamWSlot updated = adamw_update({params[i], m, v}, grads[i], lr, step, config.adamw, decay[i]);
-    new_params_.push_back(updated.param);
-    new_m_.push_back(updated.m);
-    new_v_.push_back(updated.v);
+    new_params_.push_back(select(finite_, updated.param, params[i]));
+    new_m_.push_back(select(finite_, updated.m, m));
+    new_v_.push_back(select(finite_, updated.v, v));
   }
 }
 
@@ -162,14 +167,14 @@ StepResult TrainStep::update(TrainState& state, const TensorMap& feeds, double l
                              double loss_scale) {
   check(config_.accumulate || loss_scale == 1.0, "train_step",
         "a loss scale needs a step built with accumulate");
-  std::vector<Value> outputs = {loss_, grad_norm_};
+  std::vector<Value> outputs = {loss_, grad_norm_, finite_};
   for (const auto* part : {&new_params_, &new_m_, &new_v_}) {
     outputs.insert(outputs.end(), part->begin(), part->end());
   }
   size_t count = names_.size();
   std::vector<Donation> donations;
   for (size_t i = 0; i < count; ++i) {
-    auto output = static_cast<int32_t>(2 + i);
+    auto output = static_cast<int32_t>(3 + i);
     auto n = static_cast<int32_t>(count);
     donations.push_back({input_index(names_[i]), output});
     donations.push_back({input_index(names_[i] + kExpAvg), output + n});
@@ -178,16 +183,20 @@ StepResult TrainStep::update(TrainState& state, const TensorMap& feeds, double l
   own_bytes(state.params);
   own_bytes(state.optimizer.exp_avg);
   own_bytes(state.optimizer.exp_avg_sq);
-  std::vector<Tensor> results = program(update_program_, outputs, donations)
-                                    .run(arguments(state, feeds, learning_rate, loss_scale));
+  // The guard in the graph writes the old values back when a value is not finite, so the donated
+  // arguments still hold the state before the update when first_nonfinite() reads them.
+  std::vector<Tensor> args = arguments(state, feeds, learning_rate, loss_scale);
+  std::vector<Tensor> results = program(update_program_, outputs, donations).run(args);
+  StepResult result{results[0].get(0), results[1].get(0), ""};
+  if (results[2].get(0) == 0.0) result.nonfinite = first_nonfinite(args);
   for (size_t i = 0; i < count; ++i) {
-    state.params[names_[i]] = results[2 + i];
-    state.optimizer.exp_avg[names_[i]] = results[2 + count + i];
-    state.optimizer.exp_avg_sq[names_[i]] = results[2 + 2 * count + i];
+    state.params[names_[i]] = results[3 + i];
+    state.optimizer.exp_avg[names_[i]] = results[3 + count + i];
+    state.optimizer.exp_avg_sq[names_[i]] = results[3 + 2 * count + i];
   }
-  ++state.optimizer.step;
+  if (result.nonfinite.empty()) ++state.optimizer.step;
   state.gradient_sums.clear();
-  return {results[0].get(0), results[1].get(0)};
+  return result;
 }
 
 std::vector<Tensor> TrainStep::evaluate(const TrainState& state, const std::vector<Value>& outputs,

@@ -46,6 +46,10 @@ struct TrainStepConfig {
 struct StepResult {
   double loss = 0.0;       // the micro-batch's loss, before scaling
   double grad_norm = 0.0;  // the global gradient norm before clipping (what HF logs)
+  // Empty when the loss and the gradient norm are finite. Otherwise the update was not applied
+  // (parameters and optimizer state are as before) and this describes the first tensor, in
+  // graph order, that holds a NaN or an infinity.
+  std::string nonfinite;
 };
 
 // Arguments in `graph`'s input order, each input looked up by name in `maps` in turn; an input
@@ -69,6 +73,9 @@ class TrainStep {
   // The last (or only) micro-batch of an update: the gradients of loss * loss_scale plus
   // state.gradient_sums are clipped and applied by AdamW at `learning_rate`; the sums are
   // cleared and state.optimizer.step advances. Without config.accumulate, loss_scale must be 1.
+  // When the loss or the gradient norm is not finite, the program keeps the old parameters and
+  // moments (a select inside the graph), the step count stays, and a diagnostic run of the
+  // graph finds the first non-finite tensor for StepResult::nonfinite.
   StepResult update(TrainState& state, const TensorMap& feeds, double learning_rate,
                     double loss_scale = 1.0);
 
@@ -88,6 +95,9 @@ class TrainStep {
                       const std::vector<Donation>& donations);
   // The index in graph_.inputs() of the input named `name`.
   int32_t input_index(const std::string& name) const;
+  // train_step_nonfinite.cpp: the first input or computed tensor of the update (in graph
+  // order) holding a NaN or an infinity, described for a person; compiles a program each call.
+  std::string first_nonfinite(const std::vector<Tensor>& arguments);
 
   Graph& graph_;
   Backend& backend_;
@@ -96,6 +106,7 @@ class TrainStep {
   std::vector<std::string> names_;
   std::vector<Shape> shapes_;
   Value loss_, grad_norm_;
+  Value finite_;  // bool scalar: the loss and the gradient norm are finite
   std::vector<Value> new_params_, new_m_, new_v_, new_sums_;
   std::unique_ptr<Executable> update_program_, accumulate_program_;
   int64_t compiles_ = 0;

@@ -2,10 +2,17 @@
 // accumulation windows, dropout keyed by the micro-step, and the schedule's rate as an input.
 #include "kiln/train/trainer.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstring>
 #include <iostream>
 #include <numeric>
+#include <sstream>
 
 #include "kiln/io/dataset_order.h"
 #include "kiln/ir/error.h"
@@ -13,6 +20,7 @@
 #include "kiln/train/log_jsonl.h"
 #include "kiln/train/log_metrics.h"
 #include "kiln/train/log_progress.h"
+#include "kiln/train/stop_signal.h"
 #include "kiln/train/tensorboard_writer.h"
 
 namespace kiln {
@@ -118,6 +126,7 @@ TrainingPlan Trainer::start_run(const ClassificationDataset& train_data,
   state_.save_steps = plan.save_steps;
   state_.train_batch_size = batch_size;
   control_ = TrainerControl{};
+  stopped_by_signal_ = 0;
   position_ = RngState{args_.seed, args_.data_seed.value_or(args_.seed), 0, 0, 0};
   if (resume) position_ = resume_from(*resume);
   loss_since_log_ = total_loss_ = 0.0;
@@ -126,6 +135,10 @@ TrainingPlan Trainer::start_run(const ClassificationDataset& train_data,
   std::error_code error;
   fs::create_directories(args_.output_dir, error);
   check(!error, args_.output_dir, "cannot create the output folder: ", error.message());
+  // Found now rather than at the first checkpoint, hours into the run.
+  if (::access(args_.output_dir.c_str(), W_OK) != 0) {
+    fail(args_.output_dir, "cannot write into the output folder: ", std::strerror(errno));
+  }
   const auto& report_to = args_.report_to;
   if (std::find(report_to.begin(), report_to.end(), "jsonl") != report_to.end()) {
     jsonl_ = std::make_unique<JsonlLogWriter>(
@@ -164,6 +177,12 @@ nlohmann::json Trainer::train(const ClassificationDataset& train_data,
   }
   if (progress_) progress_->finish();
   progress_.reset();
+  if (stopped_by_signal_ != 0) {
+    const char* name = stopped_by_signal_ == SIGINT ? "SIGINT" : "SIGTERM";
+    note(std::string("Training stopped by ") + name + " after step " +
+         std::to_string(state_.global_step) + "; its checkpoint is saved.");
+    return nlohmann::json::object();
+  }
   note("Training completed.");
   if (args_.load_best_model_at_end && state_.best_model_checkpoint) load_best_model();
 
@@ -237,7 +256,10 @@ void Trainer::run_epoch(const ClassificationDataset& data, const std::vector<Enc
       state_.total_flos +=
           6.0 * static_cast<double>(batch.input_ids.numel() * non_embedding_params_);
     }
-    const double step_loss = loss_sum / static_cast<double>(window);
+    double step_loss = loss_sum / static_cast<double>(window);
+    if (!result.nonfinite.empty() || !std::isfinite(step_loss)) {
+      step_loss = handle_nonfinite(step_loss, result);
+    }
     ++state_.global_step;
     ++step_in_epoch;
     state_.epoch = static_cast<double>(epoch) +
@@ -252,6 +274,12 @@ void Trainer::run_epoch(const ClassificationDataset& data, const std::vector<Enc
     StepInfo info{step_loss, result.grad_norm, learning_rate};
     for (const auto& callback : callbacks_) callback->on_step_end(args_, state_, control_, info);
     flow_on_step_end(args_, state_, control_);
+    if (int signal_number = stop_signal()) {
+      // SIGINT or SIGTERM: this step is done; save it (after any evaluation due now) and stop.
+      stopped_by_signal_ = signal_number;
+      control_.should_save = true;
+      control_.should_training_stop = true;
+    }
     if (progress_) {
       const auto since_log = static_cast<double>(state_.global_step - last_logged_step_);
       progress_->update(state_.global_step, tokens, loss_since_log_ / since_log, learning_rate);
@@ -260,6 +288,31 @@ void Trainer::run_epoch(const ClassificationDataset& data, const std::vector<Enc
     if (control_.should_training_stop || control_.should_epoch_stop) break;
   }
   control_.should_epoch_stop = false;
+}
+
+double Trainer::handle_nonfinite(double step_loss, const StepResult& result) {
+  const int64_t step = state_.global_step + 1;
+  std::ostringstream what;
+  what << "the loss is " << step_loss << " and the gradient norm " << result.grad_norm << "; ";
+  if (result.nonfinite.empty()) {
+    // The guard in the step program saw finite gradients: only an earlier micro-batch's loss
+    // of this accumulation window was not finite, and the update was applied.
+    what << "an earlier micro-batch's loss was not finite but the summed gradients were, so the "
+            "update was applied";
+  } else {
+    what << "the first non-finite value is in " << result.nonfinite;
+  }
+  const char* weights = result.nonfinite.empty()
+                            ? ". "
+                            : ". The weights and optimizer state are those before this step. ";
+  check(args_.nan_inf_strategy == "skip", "step " + std::to_string(step), what.str(), weights,
+        "Lower --learning_rate, check the data, or pass --nan_inf_strategy skip to skip such "
+        "updates.");
+  note("warning: [step " + std::to_string(step) + "] " + what.str() +
+       (result.nonfinite.empty() ? "" : "; update skipped (--nan_inf_strategy skip)"));
+  // As HF's logging_nan_inf_filter: the step counts with the mean loss since the last log.
+  const auto since_log = static_cast<double>(state_.global_step - last_logged_step_);
+  return since_log > 0 ? loss_since_log_ / since_log : 0.0;
 }
 
 }  // namespace kiln

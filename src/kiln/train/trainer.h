@@ -73,6 +73,9 @@ class Trainer {
   void save_model(const std::string& folder) const;
 
   const TrainerState& state() const { return state_; }
+  // The signal (SIGINT, SIGTERM) that ended the last train() early after saving a checkpoint of
+  // its last step (see stop_signal.h), or 0 when training ran to its end.
+  int stopped_by_signal() const { return stopped_by_signal_; }
   const TensorMap& weights() const { return train_state_.params; }
   const BertConfig& config() const { return config_; }
   int64_t compiles() const { return programs_.compiles(); }
@@ -86,6 +89,9 @@ class Trainer {
   void run_epoch(const ClassificationDataset& data, const std::vector<Encoding>& encodings,
                  int64_t epoch);
   TensorMap batch_feeds(const Batch& batch) const;
+  // A step whose loss or gradient norm is not finite: an Error (--nan_inf_strategy stop) or a
+  // warning (skip); returns the loss to count in the logged average.
+  double handle_nonfinite(double step_loss, const StepResult& result);
   CollateOptions collate_options(int64_t batch_size) const;
   // trainer_log.cpp: logging and the log/evaluate/save decisions.
   void log(nlohmann::json logs);
@@ -122,6 +128,7 @@ class Trainer {
   double last_grad_norm_ = 0.0;
   int64_t last_logged_step_ = 0;
   int64_t last_saved_step_ = -1;
+  int stopped_by_signal_ = 0;
   int64_t non_embedding_params_ = 0;
   std::unique_ptr<JsonlLogWriter> jsonl_;
   std::unique_ptr<TensorBoardWriter> tensorboard_;

@@ -128,6 +128,8 @@ void check_ranges(const TrainingArguments& args) {
   check(args.train_sampling_strategy == "random" || args.train_sampling_strategy == "sequential",
         "--train_sampling_strategy", "must be random or sequential, got '",
         args.train_sampling_strategy, "'");
+  check(args.nan_inf_strategy == "stop" || args.nan_inf_strategy == "skip", "--nan_inf_strategy",
+        "must be stop or skip, got '", args.nan_inf_strategy, "'");
   check(args.warmup_steps >= 0, "--warmup_steps", "must not be negative: ", args.warmup_steps);
   CompileOptions().disable(args.disable_passes, "--disable_passes");
   check(args.warmup_steps <= 1 || args.warmup_steps == std::floor(args.warmup_steps),

@@ -61,6 +61,10 @@ struct TrainingArguments {
   double adam_beta2 = 0.999;
   double adam_epsilon = 1e-8;
   double max_grad_norm = 1.0;
+  // A step whose loss or gradient norm is NaN or infinite: "stop" ends training with an error
+  // naming the step and the first non-finite tensor; "skip" reports it and leaves parameters and
+  // optimizer state as they were (Kiln's own flag; HF has only logging_nan_inf_filter).
+  std::string nan_inf_strategy = "stop";
   double num_train_epochs = 3.0;
   int64_t max_steps = -1;
   LrSchedulerType lr_scheduler_type = LrSchedulerType::linear;

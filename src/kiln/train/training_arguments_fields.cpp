@@ -70,6 +70,10 @@ const std::array kFields = {
     ArgumentField{"adam_epsilon", &A::adam_epsilon, kTrain, "Epsilon for AdamW optimizer."},
     ArgumentField{"max_grad_norm", &A::max_grad_norm, kTrain,
                   "Max gradient norm (0 turns clipping off)."},
+    ArgumentField{"nan_inf_strategy", &A::nan_inf_strategy, kTrain,
+                  "When a step's loss or gradient norm is NaN or infinite: stop (report the step "
+                  "and the first non-finite tensor, then fail) or skip (report it and leave the "
+                  "weights and optimizer state unchanged)."},
     ArgumentField{"num_train_epochs", &A::num_train_epochs, kTrain,
                   "Total number of training epochs to perform."},
     ArgumentField{"max_steps", &A::max_steps, kTrain,
