@@ -167,19 +167,20 @@ TEST(CompilerBf16, BertTinyTrainingStepStaysCloseToF32) {
   EXPECT_NE(bf16[0].get(0), loss);
   EXPECT_NEAR(bf16[0].get(0), loss, 1e-2 * std::fabs(loss));
   EXPECT_NEAR(bf16[1].get(0), norm, 5e-2 * norm);
-  // Parameters, then both AdamW moments, all f32. The first AdamW step moves a weight by about
+  // Output 2 is the finite flag; then parameters and both AdamW moments, all f32. The first AdamW step moves a weight by about
   // lr = 1e-3 whatever its gradient's size, so parameters compare on that scale, and moments
   // (scaled gradients and their squares) on their tensor's largest entry, plus 1e-9 for the key
   // biases', whose gradients are zero but for rounding (softmax ignores shifts).
-  size_t count = (f32.size() - 2) / 3;
-  for (size_t i = 2; i < f32.size(); ++i) {
+  EXPECT_EQ(bf16[2].get(0), 1.0);
+  size_t count = (f32.size() - 3) / 3;
+  for (size_t i = 3; i < f32.size(); ++i) {
     SCOPED_TRACE("output " + std::to_string(i));
     EXPECT_EQ(bf16[i].dtype(), DType::f32);
     double largest = 0.0;
     for (int64_t j = 0; j < f32[i].numel(); ++j) {
       largest = std::max(largest, std::fabs(f32[i].get(j)));
     }
-    double atol = i < 2 + count ? 2.1e-3 : 0.1 * largest + 1e-9;
+    double atol = i < 3 + count ? 2.1e-3 : 0.1 * largest + 1e-9;
     EXPECT_ALLCLOSE(bf16[i], f32[i], 5e-2, atol);
   }
 }
