@@ -5,6 +5,7 @@
 // counters (compile time, kernels, arena).
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>

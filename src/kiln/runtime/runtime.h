@@ -36,7 +36,6 @@ class Runtime {
                       const CompileSpec& spec, std::string_view family);
 
   RuntimeCounters counters() const;
-  Backend& backend() const { return backend_; }
 
  private:
   class CountedExecutable;

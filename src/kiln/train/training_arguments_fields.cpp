@@ -121,8 +121,8 @@ const std::array kFields = {
                   "tensorboard or all."},
     ArgumentField{"disable_tqdm", &A::disable_tqdm, kLog, "Whether or not to disable the progress bar."},
     ArgumentField{"debug", &A::debug, kLog,
-                  "Debug options, space-separated: metrics (the runtime's counters, compiles and "
-                  "cache hits at every logging step)."},
+                  "Space-separated debug options (default: none): metrics prints the runtime's "
+                  "counters (compiles, cache hits, times, bytes) at every logging step."},
 
     ArgumentField{"seed", &A::seed, kRun, "Random seed that will be set at the beginning of training."},
     ArgumentField{"data_seed", &A::data_seed, kRun,
