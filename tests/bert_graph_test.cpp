@@ -188,8 +188,9 @@ TEST(BertGraph, TrainStepLowersTheLoss) {
       bert_for_sequence_classification(graph, fixture.config, training(fixture.options));
   model.params.initialize(7);
   auto backend = make_reference_backend();
+  Runtime runtime(*backend);
   TrainStep step(graph, model.loss, model.params.values(), model.params.decay_flags(),
-                 TrainStepConfig{.adamw = {.weight_decay = 0.01}}, *backend);
+                 TrainStepConfig{.adamw = {.weight_decay = 0.01}}, runtime);
   TrainState state = TrainState::start(model.params.state_dict());
   std::vector<double> losses;
   for (int64_t i = 0; i < 12; ++i) {

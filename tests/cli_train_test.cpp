@@ -31,7 +31,7 @@ TEST(CliTrain, TrainEvaluatePredictEndToEnd) {
   EXPECT_NE(trained.output.find("validation: 12 of the 60 examples"), std::string::npos);
   EXPECT_NE(trained.output.find("***** train metrics *****"), std::string::npos);
   EXPECT_NE(trained.output.find("***** eval metrics *****"), std::string::npos);
-  EXPECT_NE(trained.output.find("compiling the training step for batches [8, 16]"),
+  EXPECT_NE(trained.output.find("compiling the training step for input_ids i32(8,16)"),
             std::string::npos);
 
   // 48 training examples in batches of 8: 6 steps an epoch, 12 in all.

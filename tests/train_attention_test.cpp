@@ -83,8 +83,9 @@ TEST(TrainAttention, LossFallsToKnownValue) {
   Value loss = cross_entropy(logits, labels);
 
   auto backend = make_reference_backend();
+  Runtime runtime(*backend);
   TrainStep step(graph, loss, params, decay, TrainStepConfig{.adamw = {.weight_decay = 0.01}},
-                 *backend);
+                 runtime);
   TrainState state = TrainState::start(initial);
   Batch batch = make_batch();
   std::vector<double> losses;

@@ -20,6 +20,7 @@ struct LinearModel {
   Graph graph;
   Value w1, w2, loss;
   std::unique_ptr<Backend> backend = make_reference_backend();
+  Runtime runtime{*backend};
   TensorMap feeds = {{"x1", Tensor::from_doubles(DType::f32, {3}, {3, 0, 4})},
                      {"x2", Tensor::from_doubles(DType::f32, {2}, {0, 12})}};
 
@@ -35,7 +36,7 @@ struct LinearModel {
   TrainState update(double max_grad_norm, StepResult& result) {
     TrainStepConfig config;
     config.max_grad_norm = max_grad_norm;
-    TrainStep step(graph, loss, {w1, w2}, {true, true}, config, *backend);
+    TrainStep step(graph, loss, {w1, w2}, {true, true}, config, runtime);
     TrainState state =
         TrainState::start({{"w1", Tensor(DType::f32, {3})}, {"w2", Tensor(DType::f32, {2})}});
     result = step.update(state, feeds, 0.1);
@@ -110,7 +111,8 @@ void expect_padding_changes_nothing(const fs::path& tsv, const BertConfig& confi
   std::vector<Encoding> encodings = encode_dataset(tokenizer, data, 16);
   TensorMap weights = testing::initial_weights(config, 11);
   auto backend = make_reference_backend();
-  ClassifierPrograms programs(config, TrainStepConfig{}, *backend, [](const std::string&) {});
+  Runtime runtime(*backend);
+  ClassifierPrograms programs(config, TrainStepConfig{}, runtime);
   const bool integer_labels = data.label_kind == LabelKind::classes;
   auto run = [&](size_t batch_size) {
     CollateOptions options;

@@ -169,6 +169,23 @@ TEST(TrainingArgumentsTest, PostInitNormalizesReportTo) {
   EXPECT_EQ(post_init_error(args), "[--report_to] 'none' cannot be combined with other values");
 }
 
+// HF splits --debug at spaces; Kiln's one option is "metrics", and anything else is an error.
+TEST(TrainingArgumentsTest, PostInitSplitsAndChecksDebug) {
+  TrainingArguments args;
+  training_arguments_post_init(args);
+  EXPECT_TRUE(args.debug.empty());
+  args.debug = {"metrics metrics", ""};  // "" is HF's default
+  training_arguments_post_init(args);
+  EXPECT_EQ(args.debug, std::vector<std::string>{"metrics"});
+  args.debug = {"metrics", "tpu_metrics_debug"};
+  EXPECT_EQ(post_init_error(args),
+            "[--debug] 'tpu_metrics_debug' is not a debug option; the options are: metrics");
+  args.debug = {"metrics verbose"};
+  EXPECT_EQ(post_init_error(args),
+            "[--debug] 'verbose' is not a debug option; the options are: metrics");
+  EXPECT_EQ(parse({"--debug", "metrics"}).debug, std::vector<std::string>{"metrics"});
+}
+
 // The texts are HF's, with the flag in front (checked against transformers 5.24's messages).
 TEST(TrainingArgumentsTest, PostInitRejectsWhatHuggingFaceRejects) {
   TrainingArguments args;

@@ -18,6 +18,9 @@ void add_train_command(CLI::App& app);
 void add_evaluate_command(CLI::App& app);
 // `kiln predict`: a trained model's predictions with label names and probabilities.
 void add_predict_command(CLI::App& app);
+// `kiln bench`: synthetic BERT training steps, timed; one JSON line comparable with
+// ../shared/bench/peer/bert_torch.py.
+void add_bench_command(CLI::App& app);
 
 // Evaluates, prints the metrics table and writes eval_results.json / all_results.json.
 void report_evaluation(Trainer& trainer, const ClassificationDataset& data,

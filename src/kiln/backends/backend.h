@@ -32,6 +32,8 @@ struct ExecutableStats {
   int64_t arena_bytes = 0;  // planned intermediate memory, allocated once at compile time
 };
 
+// An executable holds everything it runs (its own copy of the graph, constants, kernels): the
+// runtime's cache keeps it, and hands it out for equal graphs, after the original graph is gone.
 class Executable {
  public:
   virtual ~Executable() = default;

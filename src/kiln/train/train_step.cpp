@@ -63,8 +63,8 @@ std::vector<Tensor> arguments_by_name(const Graph& graph,
 
 TrainStep::TrainStep(Graph& graph, Value loss, const std::vector<Value>& params,
                      const std::vector<bool>& decay, const TrainStepConfig& config,
-                     Backend& backend)
-    : graph_(graph), backend_(backend), config_(config), loss_(loss) {
+                     Runtime& runtime)
+    : graph_(graph), runtime_(runtime), config_(config), loss_(loss) {
   check(!params.empty() && params.size() == decay.size(), "train_step", params.size(),
         " parameters, ", decay.size(), " decay flags");
   check(loss.rank() == 0 && is_floating(loss.dtype()), "train_step",
@@ -138,16 +138,6 @@ int32_t TrainStep::input_index(const std::string& name) const {
   fail("train_step", "the step graph has no input '", name, "'");
 }
 
-Executable& TrainStep::program(std::unique_ptr<Executable>& slot,
-                               const std::vector<Value>& outputs,
-                               const std::vector<Donation>& donations) {
-  if (!slot) {
-    slot = backend_.compile(graph_, outputs, CompileSpec{config_.compile, donations});
-    ++compiles_;
-  }
-  return *slot;
-}
-
 double TrainStep::accumulate(TrainState& state, const TensorMap& feeds, double loss_scale) {
   check(config_.accumulate, "train_step", "accumulate() needs a step built with accumulate");
   std::vector<Value> outputs = {loss_};
@@ -157,8 +147,9 @@ double TrainStep::accumulate(TrainState& state, const TensorMap& feeds, double l
     donations.push_back({input_index(names_[i] + kGradSum), static_cast<int32_t>(1 + i)});
   }
   own_bytes(state.gradient_sums);
-  std::vector<Tensor> results = program(accumulate_program_, outputs, donations)
-                                    .run(arguments(state, feeds, 0.0, loss_scale));
+  std::vector<Tensor> results =
+      runtime_.compile(graph_, outputs, {config_.compile, donations}, "accumulation step")
+          .run(arguments(state, feeds, 0.0, loss_scale));
   for (size_t i = 0; i < names_.size(); ++i) state.gradient_sums[names_[i]] = results[1 + i];
   return results[0].get(0);
 }
@@ -186,7 +177,8 @@ StepResult TrainStep::update(TrainState& state, const TensorMap& feeds, double l
   // The guard in the graph writes the old values back when a value is not finite, so the donated
   // arguments still hold the state before the update when first_nonfinite() reads them.
   std::vector<Tensor> args = arguments(state, feeds, learning_rate, loss_scale);
-  std::vector<Tensor> results = program(update_program_, outputs, donations).run(args);
+  std::vector<Tensor> results =
+      runtime_.compile(graph_, outputs, {config_.compile, donations}, "training step").run(args);
   StepResult result{results[0].get(0), results[1].get(0), ""};
   if (results[2].get(0) == 0.0) result.nonfinite = first_nonfinite(args);
   for (size_t i = 0; i < count; ++i) {
@@ -201,9 +193,8 @@ StepResult TrainStep::update(TrainState& state, const TensorMap& feeds, double l
 
 std::vector<Tensor> TrainStep::evaluate(const TrainState& state, const std::vector<Value>& outputs,
                                         const TensorMap& feeds) {
-  ++compiles_;
-  return backend_.compile(graph_, outputs, CompileSpec{config_.compile, {}})
-      ->run(arguments(state, feeds, 0.0, 1.0));
+  return runtime_.compile(graph_, outputs, {config_.compile, {}}, "evaluation")
+      .run(arguments(state, feeds, 0.0, 1.0));
 }
 
 }  // namespace kiln

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/backends/backend.h"
+#include "kiln/runtime/runtime.h"
 #include "kiln/train/adamw.h"
 #include "kiln/train/checkpoint_state.h"
 
@@ -61,10 +61,10 @@ class TrainStep {
  public:
   // `params` are inputs of `graph` (role weight) whose names key TrainState::params; `decay[i]`
   // says whether params[i] gets weight decay. Adds the optimizer inputs, the backward graph,
-  // clipping and AdamW to `graph` (which must outlive this object). Programs compile on
-  // first use.
+  // clipping and AdamW to `graph` (which must outlive this object). Programs come from
+  // `runtime`'s cache: compiled on first use, found again on every later step.
   TrainStep(Graph& graph, Value loss, const std::vector<Value>& params,
-            const std::vector<bool>& decay, const TrainStepConfig& config, Backend& backend);
+            const std::vector<bool>& decay, const TrainStepConfig& config, Runtime& runtime);
 
   // A micro-batch that is not the last of its update: adds the gradients of loss * loss_scale
   // to state.gradient_sums. Needs config.accumulate. Returns the (unscaled) loss.
@@ -79,20 +79,14 @@ class TrainStep {
   StepResult update(TrainState& state, const TensorMap& feeds, double learning_rate,
                     double loss_scale = 1.0);
 
-  // Other outputs of the graph (metrics, predictions) at the state's parameters; compiles a
-  // program on each call.
+  // Other outputs of the graph (metrics, predictions) at the state's parameters.
   std::vector<Tensor> evaluate(const TrainState& state, const std::vector<Value>& outputs,
                                const TensorMap& feeds);
-
-  // Programs compiled so far (update, accumulate, evaluate).
-  int64_t compiles() const { return compiles_; }
 
  private:
   // Every argument: state by name, the optimizer scalars, then `feeds`.
   std::vector<Tensor> arguments(const TrainState& state, const TensorMap& feeds,
                                 double learning_rate, double loss_scale) const;
-  Executable& program(std::unique_ptr<Executable>& slot, const std::vector<Value>& outputs,
-                      const std::vector<Donation>& donations);
   // The index in graph_.inputs() of the input named `name`.
   int32_t input_index(const std::string& name) const;
   // train_step_nonfinite.cpp: the first input or computed tensor of the update (in graph
@@ -100,7 +94,7 @@ class TrainStep {
   std::string first_nonfinite(const std::vector<Tensor>& arguments);
 
   Graph& graph_;
-  Backend& backend_;
+  Runtime& runtime_;
   TrainStepConfig config_;
   DType dtype_ = DType::f32;
   std::vector<std::string> names_;
@@ -108,8 +102,6 @@ class TrainStep {
   Value loss_, grad_norm_;
   Value finite_;  // bool scalar: the loss and the gradient norm are finite
   std::vector<Value> new_params_, new_m_, new_v_, new_sums_;
-  std::unique_ptr<Executable> update_program_, accumulate_program_;
-  int64_t compiles_ = 0;
 };
 
 }  // namespace kiln

@@ -77,7 +77,7 @@ std::string TrainStep::first_nonfinite(const std::vector<Tensor>& arguments) {
     for (size_t i = start; i < std::min(computed.size(), start + kOutputsPerRun); ++i) {
       outputs.push_back(graph_.value(computed[i]));
     }
-    std::vector<Tensor> values = backend_.compile(graph_, outputs)->run(arguments);
+    std::vector<Tensor> values = runtime_.backend().compile(graph_, outputs)->run(arguments);
     for (size_t i = 0; i < values.size(); ++i) {
       std::string summary = nonfinite_summary(values[i]);
       if (summary.empty()) continue;

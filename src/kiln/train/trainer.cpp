@@ -57,8 +57,8 @@ Trainer::Trainer(TrainingArguments args, BertConfig config, TensorMap weights, T
       tokenizer_(std::move(tokenizer)),
       log_(log),
       train_state_(TrainState::start(std::move(weights))),
-      programs_(config_, step_config(args_), backend,
-                [this](const std::string& line) { note(line); }) {
+      runtime_(backend, [this](const std::string& line) { note(line); }),
+      programs_(config_, step_config(args_), runtime_) {
   check(args_.max_seq_length <= config_.max_position_embeddings, "--max_seq_length",
         args_.max_seq_length, " is longer than the model's max_position_embeddings ",
         config_.max_position_embeddings);
@@ -197,10 +197,10 @@ nlohmann::json Trainer::train(const ClassificationDataset& train_data,
   nlohmann::json metrics = speed_metrics("train", seconds_since(start), samples, state_.max_steps);
   metrics["total_flos"] = state_.total_flos;
   metrics["train_loss"] = steps_run > 0 ? total_loss_ / static_cast<double>(steps_run) : 0.0;
-  metrics["train_compiles"] = programs_.compiles();
+  metrics["train_compiles"] = compiles();
   log(metrics);
   metrics["epoch"] = state_.epoch.value_or(0.0);
-  note("programs compiled: " + std::to_string(programs_.compiles()));
+  note("runtime: " + format_counters(runtime_.counters()));
 
   // HF: with save_total_limit 1, only the best checkpoint stays once training is over.
   if (args_.save_total_limit == 1 && state_.best_model_checkpoint) {

@@ -42,6 +42,7 @@ class Trainer {
   // `weights` holds every parameter of config's BertForSequenceClassification by Hugging Face
   // name; `tokenizer` is saved beside the model. Messages (checkpoints, compiles, logs, the
   // progress bar unless args.disable_tqdm) go to `log`. `args` must have passed post-init.
+  // Programs compile through a runtime of the trainer's own on `backend`.
   Trainer(TrainingArguments args, BertConfig config, TensorMap weights, Tokenizer tokenizer,
           Backend& backend, std::ostream& log);
   ~Trainer();
@@ -55,7 +56,8 @@ class Trainer {
   // and saving checkpoints as the arguments say; continues the run saved in `resume` (a
   // checkpoint folder) when given. Returns HF's train metrics: train_runtime,
   // train_samples_per_second, train_steps_per_second, total_flos, train_loss, epoch, and
-  // train_compiles (the programs compiled).
+  // train_compiles (the programs compiled). Logs the runtime's counters at the end (and at every
+  // logging step with --debug metrics).
   nlohmann::json train(const ClassificationDataset& train_data,
                        const ClassificationDataset* eval_data,
                        const std::optional<std::filesystem::path>& resume = std::nullopt);
@@ -78,7 +80,8 @@ class Trainer {
   int stopped_by_signal() const { return stopped_by_signal_; }
   const TensorMap& weights() const { return train_state_.params; }
   const BertConfig& config() const { return config_; }
-  int64_t compiles() const { return programs_.compiles(); }
+  int64_t compiles() const { return runtime_.counters().compiles; }
+  RuntimeCounters runtime_counters() const { return runtime_.counters(); }
 
  private:
   // trainer.cpp: the loop. start_run checks the data, plans the steps, sets up the state (or
@@ -112,6 +115,7 @@ class Trainer {
   Tokenizer tokenizer_;
   std::ostream& log_;
   TrainState train_state_;
+  Runtime runtime_;
   ClassifierPrograms programs_;
   TrainerState state_;
   TrainerControl control_;

@@ -54,6 +54,10 @@ void Trainer::maybe_log_save_evaluate() {
     loss_since_log_ = 0.0;
     last_logged_step_ = state_.global_step;
     log(logs);
+    // Kept out of the logs themselves, which match HF's.
+    if (std::find(args_.debug.begin(), args_.debug.end(), "metrics") != args_.debug.end()) {
+      note("runtime metrics: " + format_counters(runtime_.counters()));
+    }
   }
   control_.should_log = false;
   if (control_.should_evaluate) {

@@ -1,8 +1,6 @@
 // Per-shape BERT classifier graphs, their training steps and forward programs.
 #include "kiln/train/trainer_programs.h"
 
-#include <sstream>
-
 #include "kiln/ir/error.h"
 
 namespace kiln {
@@ -10,17 +8,12 @@ namespace kiln {
 struct ClassifierPrograms::Entry {
   Graph graph;
   std::unique_ptr<BertClassifier> model;
-  std::unique_ptr<TrainStep> step;      // training entries
-  std::unique_ptr<Executable> forward;  // evaluation entries, compiled on first use
+  std::unique_ptr<TrainStep> step;  // training entries
 };
 
 ClassifierPrograms::ClassifierPrograms(BertConfig config, TrainStepConfig step_config,
-                                       Backend& backend,
-                                       std::function<void(const std::string&)> note)
-    : config_(std::move(config)),
-      step_config_(step_config),
-      backend_(backend),
-      note_(std::move(note)) {}
+                                       Runtime& runtime)
+    : config_(std::move(config)), step_config_(step_config), runtime_(runtime) {}
 
 ClassifierPrograms::~ClassifierPrograms() = default;
 
@@ -28,19 +21,6 @@ ClassifierPrograms::Entry& ClassifierPrograms::entry(const Key& key, DType index
                                                      bool integer_labels) {
   if (auto found = entries_.find(key); found != entries_.end()) return *found->second;
   auto [training, batch, length, with_labels] = key;
-  std::ostringstream line;
-  line << "compiling the " << (training ? "training step" : "forward pass") << " for batches ["
-       << batch << ", " << length << "]";
-  // A later compile says what changed: the bucket length of another shape of the same kind.
-  for (const auto& [other, unused] : entries_) {
-    if (std::get<0>(other) == training && std::get<3>(other) == with_labels) {
-      line << " (input_ids changed from [" << std::get<1>(other) << ", " << std::get<2>(other)
-           << "])";
-      break;
-    }
-  }
-  note_(line.str());
-
   auto made = std::make_unique<Entry>();
   BertBuildOptions options;
   options.batch_size = batch;
@@ -54,7 +34,7 @@ ClassifierPrograms::Entry& ClassifierPrograms::entry(const Key& key, DType index
   if (training) {
     const ParameterSet& params = made->model->params;
     made->step = std::make_unique<TrainStep>(made->graph, made->model->loss, params.values(),
-                                             params.decay_flags(), step_config_, backend_);
+                                             params.decay_flags(), step_config_, runtime_);
   }
   return *entries_.emplace(key, std::move(made)).first->second;
 }
@@ -72,20 +52,10 @@ std::vector<Tensor> ClassifierPrograms::forward(const TensorMap& params, const T
       entry({false, ids.shape()[0], ids.shape()[1], with_labels}, ids.dtype(), integer_labels);
   std::vector<Value> outputs = {found.model->logits};
   if (with_labels) outputs.push_back(found.model->loss);
-  if (!found.forward) {
-    // Evaluation runs with the training step's compiler options: bf16 too, as HF's autocast.
-    found.forward = backend_.compile(found.graph, outputs, CompileSpec{step_config_.compile, {}});
-    ++eval_compiles_;
-  }
-  return found.forward->run(arguments_by_name(found.graph, {&params, &feeds}));
-}
-
-int64_t ClassifierPrograms::compiles() const {
-  int64_t total = eval_compiles_;
-  for (const auto& [key, made] : entries_) {
-    if (made->step) total += made->step->compiles();
-  }
-  return total;
+  // Evaluation runs with the training step's compiler options: bf16 too, as HF's autocast.
+  return runtime_
+      .compile(found.graph, outputs, CompileSpec{step_config_.compile, {}}, "forward pass")
+      .run(arguments_by_name(found.graph, {&params, &feeds}));
 }
 
 }  // namespace kiln

@@ -1,13 +1,10 @@
-// The compiled programs of a classification run: a training step and a forward pass per batch
-// shape (one per bucket length), built the first time a shape is seen and counted, each new one
-// explained by the input shape that changed.
+// The programs of a classification run: a BERT graph per batch shape (one per bucket length),
+// built the first time a shape is seen, with its training step or its forward pass compiled
+// through the runtime (which counts and explains every compile).
 #pragma once
 
-#include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
-#include <string>
 #include <tuple>
 #include <vector>
 
@@ -18,9 +15,7 @@ namespace kiln {
 
 class ClassifierPrograms {
  public:
-  // `note` receives one line per new program ("compiling ...").
-  ClassifierPrograms(BertConfig config, TrainStepConfig step_config, Backend& backend,
-                     std::function<void(const std::string&)> note);
+  ClassifierPrograms(BertConfig config, TrainStepConfig step_config, Runtime& runtime);
   ~ClassifierPrograms();
 
   // The training step for batches shaped as feeds' input_ids; labels are class ids or, with
@@ -31,8 +26,6 @@ class ClassifierPrograms {
   std::vector<Tensor> forward(const TensorMap& params, const TensorMap& feeds, bool with_labels,
                               bool integer_labels);
 
-  // Programs compiled so far, training and evaluation.
-  int64_t compiles() const;
   const BertConfig& config() const { return config_; }
 
  private:
@@ -42,10 +35,8 @@ class ClassifierPrograms {
 
   BertConfig config_;
   TrainStepConfig step_config_;
-  Backend& backend_;
-  std::function<void(const std::string&)> note_;
+  Runtime& runtime_;
   std::map<Key, std::unique_ptr<Entry>> entries_;
-  int64_t eval_compiles_ = 0;
 };
 
 }  // namespace kiln

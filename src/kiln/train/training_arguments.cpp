@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <sstream>
 
 #include "kiln/compiler/options.h"
 #include "kiln/ir/error.h"
@@ -100,6 +101,21 @@ void normalize_report_to(std::vector<std::string>& report_to) {
   report_to = std::move(unique);
 }
 
+// debug: HF splits a string at spaces ("metrics other"); every word must be an option Kiln has.
+void normalize_debug(std::vector<std::string>& debug) {
+  const std::vector<std::string> known = {"metrics"};
+  std::vector<std::string> words;
+  for (const std::string& item : debug) {
+    std::istringstream split(item);
+    for (std::string word; split >> word;) {
+      check(std::find(known.begin(), known.end(), word) != known.end(), "--debug", "'", word,
+            "' is not a debug option; the options are: metrics");
+      if (std::find(words.begin(), words.end(), word) == words.end()) words.push_back(word);
+    }
+  }
+  debug = std::move(words);
+}
+
 // Checks that HF leaves to torch.optim.AdamW or to the data code, made here to fail before a run.
 void check_ranges(const TrainingArguments& args) {
   check(args.per_device_train_batch_size >= 1, "--per_device_train_batch_size",
@@ -181,6 +197,7 @@ void training_arguments_post_init(TrainingArguments& args) {
     args.greater_is_better = !args.metric_for_best_model->ends_with("loss");
   }
   normalize_report_to(args.report_to);
+  normalize_debug(args.debug);
   check_ranges(args);
   check_early_stopping(args);
 }

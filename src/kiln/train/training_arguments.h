@@ -91,6 +91,9 @@ struct TrainingArguments {
   // Post-init turns "all" into every reporter and "none" into an empty list.
   std::vector<std::string> report_to = {"jsonl"};
   bool disable_tqdm = false;
+  // HF's --debug: space-separated options (post-init splits and checks them). Kiln's: "metrics"
+  // (the runtime's counters at every logging step).
+  std::vector<std::string> debug;
 
   // Randomness, precision, hardware.
   int64_t seed = 42;
@@ -105,7 +108,7 @@ struct TrainingArguments {
 };
 
 // HF's __post_init__: fills derived defaults (do_eval, eval_steps, logging_dir,
-// metric_for_best_model, greater_is_better, report_to) and checks the combination; errors name
+// metric_for_best_model, greater_is_better, report_to, debug) and checks the combination; errors name
 // the flag, e.g. "[--load_best_model_at_end] requires the save and eval strategy to match ...".
 // Idempotent, so arguments read back from training_args.json pass again unchanged.
 void training_arguments_post_init(TrainingArguments& args);

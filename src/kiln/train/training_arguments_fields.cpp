@@ -124,6 +124,9 @@ const std::array kFields = {
                   "The list of integrations to report the results and logs to: none, jsonl, "
                   "tensorboard or all."},
     ArgumentField{"disable_tqdm", &A::disable_tqdm, kLog, "Whether or not to disable the progress bar."},
+    ArgumentField{"debug", &A::debug, kLog,
+                  "Space-separated debug options (default: none): metrics prints the runtime's "
+                  "counters (compiles, cache hits, times, bytes) at every logging step."},
 
     ArgumentField{"seed", &A::seed, kRun, "Random seed that will be set at the beginning of training."},
     ArgumentField{"data_seed", &A::data_seed, kRun,

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Kiln against PyTorch on the same machine in the same run: `kiln bench` and
+# ../shared/bench/peer/bert_torch.py (tuned: OpenBLAS-OpenMP with its own core detection, tcmalloc)
+# on synthetic BERT training steps, for every config x dtype, alternating the two so that machine
+# load hits both alike. Prints a Markdown table (tokens/s, fraction of this CPU's peak measured by
+# `kiln bench`, peak RSS, their ratios) and then the raw JSON lines, which are also kept in --out.
+#
+# Usage: bash scripts/bench_compare.sh [--configs tiny,mini,...] [--dtypes fp32,bf16]
+#          [--steps 10] [--warmup 3] [--large-steps 3] [--large-warmup 1] [--batch 16] [--seq 128]
+#          [--threads N] [--out FILE] [--peer PATH/bert_torch.py] [--python /usr/bin/python3]
+# Needs build/kiln (bash scripts/setup.sh) and the Debian packages of the peer README
+# (python3-torch python3-numpy libopenblas0-openmp libtcmalloc-minimal4). Timings need an idle
+# machine: check cpu_busy_pct against proc_cpu_pct in the raw lines.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+configs="tiny,mini,small,medium,base,large"
+dtypes="fp32,bf16"
+steps=10 warmup=3 large_steps=3 large_warmup=1 batch=16 seq=128
+threads="$(nproc)"
+out="out/bench-compare/bench-$(date +%Y%m%d-%H%M%S).jsonl"
+peer="../shared/bench/peer/bert_torch.py"
+python=/usr/bin/python3
+
+while (($#)); do
+  case "$1" in
+    --configs) configs="$2" ;;
+    --dtypes) dtypes="$2" ;;
+    --steps) steps="$2" ;;
+    --warmup) warmup="$2" ;;
+    --large-steps) large_steps="$2" ;;
+    --large-warmup) large_warmup="$2" ;;
+    --batch) batch="$2" ;;
+    --seq) seq="$2" ;;
+    --threads) threads="$2" ;;
+    --out) out="$2" ;;
+    --peer) peer="$2" ;;
+    --python) python="$2" ;;
+    -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "bench_compare: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  (($# >= 2)) || { echo "bench_compare: $1 needs a value" >&2; exit 2; }
+  shift 2
+done
+
+for config in ${configs//,/ }; do
+  case "$config" in tiny | mini | small | medium | base | large) ;;
+    *) echo "bench_compare: unknown config '$config' (tiny mini small medium base large)" >&2; exit 2 ;;
+  esac
+done
+for dtype in ${dtypes//,/ }; do
+  case "$dtype" in fp32 | bf16) ;;
+    *) echo "bench_compare: unknown dtype '$dtype' (fp32 bf16)" >&2; exit 2 ;;
+  esac
+done
+[ -d build ] || { echo "bench_compare: no build/ folder; run bash scripts/setup.sh first" >&2; exit 1; }
+[ -f "$peer" ] || { echo "bench_compare: no peer script at $peer (--peer PATH)" >&2; exit 1; }
+"$python" -c "import torch" 2>/dev/null || {
+  echo "bench_compare: $python cannot import torch; install the peer README's Debian packages:" >&2
+  echo "  apt-get install -y python3-torch python3-numpy libopenblas0-openmp libtcmalloc-minimal4" >&2
+  exit 1
+}
+cmake --build build --target kiln > /dev/null
+
+mkdir -p "$(dirname "$out")"
+: > "$out"
+echo "bench_compare: batch $batch, seq $seq, $threads threads; raw lines in $out" >&2
+for config in ${configs//,/ }; do
+  n="$steps" w="$warmup"
+  if [ "$config" = large ]; then n="$large_steps" w="$large_warmup"; fi
+  for dtype in ${dtypes//,/ }; do
+    echo "bench_compare: $config $dtype: pytorch, then kiln" >&2
+    "$python" "$peer" --config "$config" --dtype "$dtype" --batch "$batch" --seq "$seq" \
+      --steps "$n" --warmup "$w" --threads "$threads" --blas openblas-openmp \
+      --openblas-coretype unset --malloc tcmalloc --tag bench_compare >> "$out" ||
+      echo "bench_compare: pytorch $config $dtype failed" >&2
+    ./build/kiln bench --config "$config" --dtype "$dtype" --batch "$batch" --seq "$seq" \
+      --steps "$n" --warmup "$w" --threads "$threads" --tag bench_compare >> "$out" ||
+      echo "bench_compare: kiln $config $dtype failed" >&2
+  done
+done
+
+"$python" - "$out" <<'PY'
+import json, sys
+
+rows = {}
+lines = [line for line in open(sys.argv[1]) if line.strip()]
+for line in lines:
+    record = json.loads(line)
+    side = "kiln" if record.get("framework") == "kiln" else "torch"
+    rows.setdefault((record["config"], record["dtype"]), {})[side] = record
+
+def number(value, digits=0):
+    return "–" if value is None else f"{value:,.{digits}f}"
+
+def ratio(a, b):
+    return "–" if a is None or b is None or b == 0 else f"{a / b:.2f}×"
+
+print("| config | dtype | PyTorch tok/s | Kiln tok/s | Kiln/PyTorch | PyTorch % peak "
+      "| Kiln % peak | PyTorch RSS MiB | Kiln RSS MiB | Kiln/PyTorch RSS | Kiln compile ms "
+      "| kernels | busy % (PyTorch/Kiln) |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+order = ["tiny", "mini", "small", "medium", "base", "large"]
+for (config, dtype) in sorted(rows, key=lambda k: (order.index(k[0]), k[1] != "fp32")):
+    torch, kiln = rows[(config, dtype)].get("torch", {}), rows[(config, dtype)].get("kiln", {})
+    peak = kiln.get("peak_gflops") or None  # measured by kiln bench, for this dtype
+    torch_peak = torch["gflops_achieved"] / peak * 100 if peak and torch else None
+    kiln_peak = kiln["peak_fraction"] * 100 if kiln.get("peak_fraction") is not None else None
+    print(f"| {config} | {dtype} | {number(torch.get('tokens_per_s'))} "
+          f"| {number(kiln.get('tokens_per_s'))} "
+          f"| {ratio(kiln.get('tokens_per_s'), torch.get('tokens_per_s'))} "
+          f"| {number(torch_peak, 1)} | {number(kiln_peak, 1)} "
+          f"| {number(torch.get('peak_rss_mib'))} | {number(kiln.get('peak_rss_mib'))} "
+          f"| {ratio(kiln.get('peak_rss_mib'), torch.get('peak_rss_mib'))} "
+          f"| {number(kiln.get('compile_ms'))} | {number(kiln.get('kernels'))} "
+          f"| {number(torch.get('cpu_busy_pct'))}/{number(kiln.get('cpu_busy_pct'))} |")
+if rows:
+    kiln_any = next((r["kiln"] for r in rows.values() if "kiln" in r), None)
+    if kiln_any:
+        print(f"\nPeak measured by kiln bench on {kiln_any['threads']} threads "
+              f"({kiln_any['cpu_model']}): fp32 {kiln_any['peak_fp32_gflops']:.0f} GFLOP/s, "
+              f"bf16 {kiln_any['peak_bf16_gflops']:.0f} GFLOP/s.")
+print("\nRaw JSONL:\n```")
+for line in lines:
+    print(line.rstrip())
+print("```")
+PY

@@ -1,0 +1,36 @@
+// The counters as one line of text.
+#include "kiln/runtime/counters.h"
+
+#include <array>
+#include <cstdio>
+
+namespace kiln {
+
+std::string format_bytes(int64_t bytes) {
+  constexpr std::array<const char*, 4> kUnits = {"KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024) return std::to_string(bytes) + "B";
+  auto value = static_cast<double>(bytes) / 1024.0;
+  size_t unit = 0;
+  while (value >= 1024.0 && unit + 1 < kUnits.size()) {
+    value /= 1024.0;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f%s", value, kUnits[unit]);
+  return text;
+}
+
+std::string format_counters(const RuntimeCounters& counters) {
+  char times[96];
+  std::snprintf(times, sizeof times, "compile_ms=%.1f", counters.compile_ms);
+  char execute[48];
+  std::snprintf(execute, sizeof execute, "execute_ms=%.1f", counters.execute_ms);
+  return "compiles=" + std::to_string(counters.compiles) +
+         " cache_hits=" + std::to_string(counters.cache_hits) + " " + times +
+         " runs=" + std::to_string(counters.runs) + " " + execute +
+         " bytes_moved=" + format_bytes(counters.bytes_moved) +
+         " arena_bytes=" + format_bytes(counters.arena_bytes) +
+         " kernels=" + std::to_string(counters.kernels);
+}
+
+}  // namespace kiln

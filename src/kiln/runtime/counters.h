@@ -1,0 +1,29 @@
+// The runtime's counters: what compiling and running programs has cost so far. Shown at logging
+// steps with --debug metrics and in one line at the end of every training run.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace kiln {
+
+struct RuntimeCounters {
+  int64_t compiles = 0;    // programs compiled by the backend
+  int64_t cache_hits = 0;  // compile requests answered by an already compiled program
+  double compile_ms = 0.0;
+  int64_t runs = 0;  // run() calls
+  double execute_ms = 0.0;
+  int64_t bytes_moved = 0;  // argument bytes plus result bytes, over every run()
+  // Over the live (cached) executables, from Executable::stats().
+  int64_t arena_bytes = 0;
+  int64_t kernels = 0;  // kernels one run of each executable launches, summed
+};
+
+// "compiles=2 cache_hits=38 compile_ms=812.4 runs=40 execute_ms=2301.7 bytes_moved=1.21GiB
+// arena_bytes=12.00MiB kernels=1234": one line, every counter under its name.
+std::string format_counters(const RuntimeCounters& counters);
+
+// 1536 -> "1.50KiB"; below 1 KiB in bytes ("512B").
+std::string format_bytes(int64_t bytes);
+
+}  // namespace kiln

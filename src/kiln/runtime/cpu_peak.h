@@ -1,0 +1,23 @@
+// This CPU's measured peak FLOP/s, as ../shared/bench/peer/peak_fma.cpp measures it: chains of
+// independent FMA instructions (fp32) and AVX512-BF16 dot products (bf16) on N threads, with the
+// widest instructions the CPU has, found at run time. What `kiln bench` divides by.
+#pragma once
+
+#include <string>
+
+namespace kiln {
+
+struct CpuPeak {
+  std::string cpu_model;    // /proc/cpuinfo's model name
+  int threads = 0;          // threads the kernels ran on, one chain set each
+  double clock_ghz = 0.0;   // measured with a dependent imul chain (3 cycles each)
+  std::string fp32_kernel;  // "avx512 zmm fma", "avx2 ymm fma", or empty when the CPU has no FMA
+  double fp32_gflops = 0.0;
+  std::string bf16_kernel;  // "avx512_bf16 zmm vdpbf16ps", or empty when the CPU lacks it
+  double bf16_gflops = 0.0;
+};
+
+// Best of three runs of each kernel, about 0.1 s each on a 3 GHz core. `threads` >= 1.
+CpuPeak measure_cpu_peak(int threads);
+
+}  // namespace kiln

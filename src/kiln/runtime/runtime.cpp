@@ -1,0 +1,109 @@
+// The program cache, the counters and the compile log lines.
+#include "kiln/runtime/runtime.h"
+
+#include <chrono>
+#include <limits>
+
+namespace kiln {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+int64_t total_bytes(const std::vector<Tensor>& tensors) {
+  int64_t bytes = 0;
+  for (const Tensor& tensor : tensors) bytes += static_cast<int64_t>(tensor.nbytes());
+  return bytes;
+}
+
+}  // namespace
+
+// Runs the backend's executable, adding its time and the bytes it took and returned to the
+// runtime's counters.
+class Runtime::CountedExecutable final : public Executable {
+ public:
+  CountedExecutable(std::unique_ptr<Executable> inner, RuntimeCounters& counters)
+      : inner_(std::move(inner)), counters_(counters) {}
+
+  std::vector<Tensor> run(const std::vector<Tensor>& arguments) override {
+    // Counted before the run: donated arguments may be taken over by it.
+    int64_t bytes = total_bytes(arguments);
+    Clock::time_point start = Clock::now();
+    std::vector<Tensor> results = inner_->run(arguments);
+    counters_.execute_ms += ms_since(start);
+    counters_.bytes_moved += bytes + total_bytes(results);
+    ++counters_.runs;
+    return results;
+  }
+  ExecutableStats stats() const override { return inner_->stats(); }
+
+ private:
+  std::unique_ptr<Executable> inner_;
+  RuntimeCounters& counters_;
+};
+
+struct Runtime::Entry {
+  ProgramKey key;
+  std::string family;
+  std::unique_ptr<CountedExecutable> executable;
+};
+
+Runtime::Runtime(Backend& backend, Log log) : backend_(backend), log_(std::move(log)) {}
+
+Runtime::~Runtime() = default;
+
+Executable& Runtime::compile(const Graph& graph, const std::vector<Value>& outputs,
+                             const CompileSpec& spec, std::string_view family) {
+  ProgramKey key = program_key(graph, outputs, spec, backend_.name());
+  for (const auto& entry : entries_) {
+    if (entry->key == key) {
+      ++counters_.cache_hits;
+      return *entry->executable;
+    }
+  }
+  if (log_) log_(compile_line(key, family));
+  Clock::time_point start = Clock::now();
+  std::unique_ptr<Executable> compiled = backend_.compile(graph, outputs, spec);
+  counters_.compile_ms += ms_since(start);
+  ++counters_.compiles;
+  auto entry = std::make_unique<Entry>(Entry{
+      std::move(key), std::string(family),
+      std::make_unique<CountedExecutable>(std::move(compiled), counters_)});
+  return *entries_.emplace_back(std::move(entry))->executable;
+}
+
+std::string Runtime::compile_line(const ProgramKey& key, std::string_view family) const {
+  const Entry* closest = nullptr;
+  int64_t best = std::numeric_limits<int64_t>::max();
+  for (const auto& entry : entries_) {
+    if (entry->family != family) continue;
+    int64_t distance = key_distance(entry->key, key);
+    if (distance < best) {
+      best = distance;
+      closest = entry.get();
+    }
+  }
+  std::string line = "compiling the " + std::string(family);
+  if (closest != nullptr) return line + " again: " + key_difference(closest->key, key);
+  std::string inputs;
+  for (const InputSignature& input : key.inputs) {
+    if (input.role != InputRole::data || input.shape.empty()) continue;
+    inputs += (inputs.empty() ? " for " : ", ") + input.name + " " + input.text();
+  }
+  return line + inputs;
+}
+
+RuntimeCounters Runtime::counters() const {
+  RuntimeCounters counters = counters_;
+  for (const auto& entry : entries_) {
+    ExecutableStats stats = entry->executable->stats();
+    counters.arena_bytes += stats.arena_bytes;
+    counters.kernels += stats.kernels;
+  }
+  return counters;
+}
+
+}  // namespace kiln

@@ -1,0 +1,54 @@
+// The runtime: compiles programs through a backend with a cache keyed by what makes programs
+// interchangeable (graph fingerprint, input shapes and dtypes, backend, compiler switches,
+// donations), counts what compiling and running cost, and explains every compile in a log line.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kiln/backends/backend.h"
+#include "kiln/runtime/counters.h"
+#include "kiln/runtime/program_key.h"
+
+namespace kiln {
+
+class Runtime {
+ public:
+  using Log = std::function<void(const std::string&)>;
+
+  // `backend` must outlive the runtime. `log` (optional) receives one line per compile.
+  explicit Runtime(Backend& backend, Log log = {});
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // The program computing `outputs` of `graph`: an earlier one with an equal ProgramKey (a cache
+  // hit), else a new compile. `family` names the kind of program in the log ("training step"):
+  // the first compile of a family lists its data inputs ("compiling the training step for
+  // input_ids i64(8,16), ..."); a later one says what sets it apart from the closest earlier
+  // program of the family ("compiling the training step again: input_ids changed from i64(8,16)
+  // to i64(8,32)"). The executable lives as long as the runtime; its runs are counted.
+  Executable& compile(const Graph& graph, const std::vector<Value>& outputs,
+                      const CompileSpec& spec, std::string_view family);
+
+  RuntimeCounters counters() const;
+  // For one-off programs that should neither be cached nor counted (diagnostics).
+  Backend& backend() const { return backend_; }
+
+ private:
+  class CountedExecutable;
+  struct Entry;
+  // The log line of a compile of `key` in `family`, before it is added.
+  std::string compile_line(const ProgramKey& key, std::string_view family) const;
+
+  Backend& backend_;
+  Log log_;
+  std::vector<std::unique_ptr<Entry>> entries_;
+  RuntimeCounters counters_;  // arena_bytes and kernels are summed over entries_ on demand
+};
+
+}  // namespace kiln

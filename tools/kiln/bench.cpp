@@ -1,0 +1,235 @@
+// `kiln bench`: synthetic BERT-for-sequence-classification training steps (forward, backward,
+// AdamW) timed after a warm-up, printed as ONE JSON line whose fields match
+// ../shared/bench/peer/bert_torch.py's where they correspond (same configs, same FLOP formula),
+// plus the fraction of this CPU's peak FLOP/s measured by the same command and the runtime's
+// counters (compile time, kernels, arena).
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "bench.h"
+#include "commands.h"
+#include "kiln/backends/cpu/cpu_backend.h"
+#include "kiln/backends/reference/reference_backend.h"
+#include "kiln/ir/error.h"
+#include "kiln/ir/philox.h"
+#include "kiln/models/bert.h"
+#include "kiln/runtime/cpu_peak.h"
+#include "kiln/train/train_step.h"
+
+namespace kiln::cli {
+namespace {
+
+struct BenchOptions {
+  std::string config = "base";
+  int64_t batch = 16;
+  int64_t seq = 128;
+  int64_t steps = 10;
+  int64_t warmup = 3;
+  std::string dtype = "fp32";
+  std::string device = "cpu";
+  int threads = 0;  // 0: the backend's default (OpenMP's: OMP_NUM_THREADS, else every core)
+  int64_t seed = 0;
+  std::string tag;
+};
+
+// bert_torch.py's optimizer: torch.optim.AdamW(lr=2e-5) with its default weight decay 0.01 on
+// every parameter.
+constexpr double kLearningRate = 2e-5;
+constexpr double kWeightDecay = 0.01;
+
+// Uniform integers in [low, high) from Philox stream `stream`: the same batch on every run.
+Tensor random_integers(Shape shape, int64_t low, int64_t high, int64_t seed, uint32_t stream) {
+  Tensor tensor(DType::i64, std::move(shape));
+  for (int64_t i = 0; i < tensor.numel(); ++i) {
+    uint32_t bits = random_bits_at(seed, 0, stream, i);
+    tensor.set(i, static_cast<double>(low + static_cast<int64_t>(bits % (high - low))));
+  }
+  return tensor;
+}
+
+// bert_torch.py's batch: random ids (not padding), token types 0 then 1 from the middle, no
+// padding, random labels.
+TensorMap synthetic_batch(const BenchOptions& options, const BertConfig& config) {
+  const int64_t b = options.batch, s = options.seq;
+  Tensor token_types(DType::i64, {b, s});
+  Tensor mask(DType::i64, {b, s});
+  for (int64_t i = 0; i < b * s; ++i) {
+    token_types.set(i, i % s >= s / 2 ? 1.0 : 0.0);
+    mask.set(i, 1.0);
+  }
+  return {{"input_ids", random_integers({b, s}, 1, config.vocab_size, options.seed + 1, 0)},
+          {"token_type_ids", token_types},
+          {"attention_mask", mask},
+          {"labels", random_integers({b}, 0, config.num_labels(), options.seed + 1, 1)},
+          {"dropout_seed", Tensor::scalar(DType::i64, static_cast<double>(options.seed))}};
+}
+
+std::unique_ptr<Backend> bench_backend(const std::string& device) {
+  if (device == "cpu") return make_cpu_backend();
+  check(device == "reference", "--device", "unknown device '", device,
+        "'; the devices are: cpu, reference");
+  return make_reference_backend();
+}
+
+void run_bench(const BenchOptions& options) {
+  check(options.dtype == "fp32" || options.dtype == "bf16", "--dtype", "'", options.dtype,
+        "' is not one of: fp32, bf16");
+  BertConfig config = bert_config_preset(options.config);
+  check(options.seq <= config.max_position_embeddings, "--seq", options.seq,
+        " is longer than the model's max_position_embeddings ", config.max_position_embeddings);
+  std::unique_ptr<Backend> backend = bench_backend(options.device);
+  if (options.threads > 0) omp_set_num_threads(options.threads);
+  const int threads = omp_get_max_threads();
+  // Measured first, while this process has nothing else to do.
+  const CpuPeak peak = measure_cpu_peak(threads);
+
+  Graph graph;
+  BertBuildOptions build{.batch_size = options.batch, .seq_len = options.seq, .training = true};
+  BertClassifier model = bert_for_sequence_classification(graph, config, build);
+  model.params.initialize(options.seed);
+  TrainStepConfig step_config;
+  step_config.adamw.weight_decay = kWeightDecay;
+  step_config.compile.bf16 = options.dtype == "bf16";
+  const std::vector<Value> params = model.params.values();
+  Runtime runtime(*backend);
+  TrainStep step(graph, model.loss, params, std::vector<bool>(params.size(), true), step_config,
+                 runtime);
+  TrainState state = TrainState::start(model.params.state_dict());
+  TensorMap feeds = synthetic_batch(options, config);
+
+  // bert_torch.py's FLOPs: 6 * non-embedding parameters * tokens + attention's 12 * L * S^2 * H * B.
+  int64_t params_total = 0, params_tables = 0;
+  for (const auto& [name, value] : state.params) {
+    params_total += value.numel();
+    for (const char* table : {"word_embeddings", "position_embeddings", "token_type_embeddings"}) {
+      if (name.find(table) != std::string::npos) params_tables += value.numel();
+    }
+  }
+  const int64_t params_nonembedding = params_total - params_tables;
+  const auto tokens = static_cast<double>(options.batch * options.seq);
+  const double flops =
+      6.0 * static_cast<double>(params_nonembedding) * tokens +
+      12.0 * static_cast<double>(config.num_hidden_layers * options.seq * options.seq *
+                                 config.hidden_size * options.batch);
+
+  std::vector<double> losses, times;
+  auto run_step = [&](int64_t index) {
+    // A new dropout mask each step, as torch's generator advances.
+    feeds["dropout_offset"] = Tensor::scalar(DType::i64, static_cast<double>(index));
+    losses.push_back(step.update(state, feeds, kLearningRate).loss);
+  };
+  for (int64_t i = 0; i < options.warmup; ++i) run_step(i);
+  const CpuSample before = cpu_sample();
+  for (int64_t i = 0; i < options.steps; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    run_step(options.warmup + i);
+    times.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  const CpuLoad load = cpu_load(before, cpu_sample(), options.steps);
+  const StepTimes time = step_times(times);
+  const RuntimeCounters counters = runtime.counters();
+  const bool bf16 = options.dtype == "bf16" && peak.bf16_gflops > 0;
+  const double peak_gflops = bf16 ? peak.bf16_gflops : peak.fp32_gflops;
+  const double gflops = flops / time.median / 1e9;
+
+  nlohmann::ordered_json record = {
+      {"kind", "bert_train"},
+      {"framework", "kiln"},
+      {"config", options.config},
+      {"layers", config.num_hidden_layers},
+      {"hidden", config.hidden_size},
+      {"heads", config.num_attention_heads},
+      {"intermediate", config.intermediate_size},
+      {"batch", options.batch},
+      {"seq", options.seq},
+      {"dtype", options.dtype},
+      {"device", std::string(backend->name())},
+      {"threads", threads},
+      {"steps", options.steps},
+      {"warmup", options.warmup},
+      {"step_s_mean", time.mean},
+      {"step_s_median", time.median},
+      {"step_s_min", time.min},
+      {"step_s_max", time.max},
+      {"step_s_stdev", time.stdev},
+      {"step_ms_median", time.median * 1e3},
+      {"tokens_per_s", tokens / time.median},
+      {"samples_per_s", static_cast<double>(options.batch) / time.median},
+      {"peak_rss_mib", peak_rss_mib()},
+      {"params", params_total},
+      {"params_nonembedding", params_nonembedding},
+      {"flops_per_step", flops},
+      {"gflops_achieved", gflops},
+      {"model_flops_per_s", gflops * 1e9},
+      {"peak_gflops", peak_gflops},
+      {"peak_kernel", bf16 ? peak.bf16_kernel : peak.fp32_kernel},
+      {"peak_fraction", peak_gflops > 0 ? nlohmann::ordered_json(gflops / peak_gflops) : nullptr},
+      {"peak_fp32_gflops", peak.fp32_gflops},
+      {"peak_bf16_gflops", peak.bf16_gflops},
+      {"measured_clock_ghz", peak.clock_ghz},
+      {"cpu_model", peak.cpu_model},
+      {"cpu_busy_pct", load.busy_pct},
+      {"proc_cpu_pct", load.proc_pct},
+      {"proc_sys_s_per_step", load.sys_s_per_step},
+      {"cpu_steal_pct", load.steal_pct},
+      {"loss_first", losses.front()},
+      {"loss_last", losses.back()},
+      {"compile_ms", counters.compile_ms},
+      {"compiles", counters.compiles},
+      {"cache_hits", counters.cache_hits},
+      {"kernels", counters.kernels},
+      {"arena_bytes", counters.arena_bytes},
+      {"bytes_moved_per_step",
+       counters.bytes_moved / std::max<int64_t>(1, counters.runs)},
+      {"compile_options", step_config.compile.key()},
+      {"malloc", malloc_name()},
+      {"optimizer", "AdamW(lr=2e-5, wd=0.01) in the compiled step"},
+      {"tag", options.tag},
+  };
+  std::cout << record.dump() << std::endl;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto options = std::make_shared<BenchOptions>();
+  CLI::App* bench = app.add_subcommand(
+      "bench", "Time synthetic BERT training steps; print one JSON line (as bert_torch.py)");
+  bench->add_option("--config", options->config, "model size")
+      ->check(CLI::IsMember({"tiny", "mini", "small", "medium", "base", "large"}))
+      ->capture_default_str();
+  bench->add_option("--batch", options->batch, "sequences per step")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  bench->add_option("--seq", options->seq, "tokens per sequence")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  bench->add_option("--steps", options->steps, "timed steps")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  bench->add_option("--warmup", options->warmup, "untimed steps first (the first one compiles)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  bench->add_option("--dtype", options->dtype, "fp32, or bf16 mixed precision")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
+  bench->add_option("--device", options->device, "backend")
+      ->check(CLI::IsMember({"cpu", "reference"}))
+      ->capture_default_str();
+  bench->add_option("--threads", options->threads,
+                    "threads for the kernels and the peak probe (0: OMP_NUM_THREADS, else every "
+                    "core)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  bench->add_option("--seed", options->seed, "seed of the weights, batch and dropout")
+      ->capture_default_str();
+  bench->add_option("--tag", options->tag, "free text copied into the JSON line");
+  bench->callback([options] { run_bench(*options); });
+}
+
+}  // namespace kiln::cli
