@@ -16,6 +16,7 @@
 #include "kiln/compiler/pipeline.h"
 #include "kiln/io/bert_config.h"
 #include "kiln/models/bert.h"
+#include "kiln/runtime/runtime.h"
 #include "kiln/train/train_step.h"
 #include "support/testing.h"
 
@@ -103,6 +104,7 @@ class RecordingBackend : public Backend {
 struct BertTinyUpdate {
   Graph graph;
   RecordingBackend backend;
+  Runtime runtime{backend};
   std::unique_ptr<TrainStep> step;
 
   BertTinyUpdate(int64_t batch, int64_t seq, const CompileOptions& options = {}) {
@@ -115,7 +117,7 @@ struct BertTinyUpdate {
     step_config.adamw.weight_decay = 0.01;
     step_config.compile = options;
     step = std::make_unique<TrainStep>(graph, model.loss, model.params.values(),
-                                       model.params.decay_flags(), step_config, backend);
+                                       model.params.decay_flags(), step_config, runtime);
     std::mt19937_64 rng(5);
     Tensor mask = random_integers(rng, DType::i64, {batch, seq}, 1, 2);
     for (int64_t s = seq - 3; s < seq; ++s) mask.set(s, 0.0);  // padding in the first row

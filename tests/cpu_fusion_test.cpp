@@ -6,6 +6,7 @@
 
 #include "cpu_test_util.h"
 #include "kiln/ir/error.h"
+#include "kiln/runtime/runtime.h"
 #include "kiln/train/train_step.h"
 
 namespace kiln {
@@ -160,7 +161,8 @@ TEST(CpuFusion, TrainStepUpdatesParametersInPlace) {
     Value loss = reduce_sum(tanh(matmul(x, w) + broadcast_to(b, {8, 4})) * 0.5);
     TrainStepConfig config;
     config.max_grad_norm = 1.0;
-    TrainStep step(graph, loss, {w, b}, {true, false}, config, backend);
+    Runtime runtime(backend);
+    TrainStep step(graph, loss, {w, b}, {true, false}, config, runtime);
     std::mt19937_64 rng(9);
     TrainState state = TrainState::start({{"w", testing::random_tensor(rng, DType::f32, {16, 4})},
                                           {"b", testing::random_tensor(rng, DType::f32, {4})}});
