@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   kiln::cli::add_evaluate_command(app);
   kiln::cli::add_predict_command(app);
   kiln::cli::add_demo_command(app);
+  kiln::cli::add_devices_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

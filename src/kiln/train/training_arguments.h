@@ -95,6 +95,8 @@ struct TrainingArguments {
   std::string train_sampling_strategy = "random";
   bool bf16 = false;
   std::string device = "auto";
+  // A PJRT plugin library for --device pjrt:* (unset: the plugins Kiln discovers).
+  std::optional<std::string> pjrt_plugin;
   bool dataloader_drop_last = false;
 };
 
