@@ -32,8 +32,8 @@ Trajectory train_bert_tiny(Backend& backend) {
   std::vector<Tensor> tensors = model.params.tensors();
   for (size_t i = 0; i < names.size(); ++i) initial[names[i]] = tensors[i];
   TrainStepConfig step_config{.adamw = {.weight_decay = 0.01}, .max_grad_norm = 1.0};
-  TrainStep step(graph, model.loss, model.params.values(), model.params.decay_flags(),
-                 step_config, backend);
+  TrainStep step(graph, model.loss, model.params.values(), model.params.decay_flags(), step_config,
+                 backend);
   TrainState state = TrainState::start(initial);
   std::mt19937_64 rng(11);
   Trajectory trajectory;
