@@ -24,12 +24,15 @@ OpCase unary_case(std::vector<DType> dtypes, Value (*op)(Value), double low = -2
           }};
 }
 
-// Equal shapes, a broadcast operand, and (floating) NaNs.
+// Equal shapes, a broadcast operand, and (floating) NaNs in either operand.
 OpCase binary_case(std::vector<DType> dtypes, Value (*op)(Value, Value)) {
   return {dtypes, [=](Feeds& in, DType d) {
             Value a = in.any(d, {6, 40}), b = in.any(d, {6, 40});
             Outputs out = {op(a, b), op(a, in.any(d, {40}))};
-            if (is_floating(d)) out.push_back(op(in.with_nans(d, {9}), in.any(d, {9})));
+            if (is_floating(d)) {  // NaNs in either operand
+              out.push_back(op(in.with_nans(d, {9}), in.any(d, {9})));
+              out.push_back(op(in.any(d, {9}), in.with_nans(d, {9})));
+            }
             return out;
           }};
 }
