@@ -27,14 +27,10 @@ Trajectory train_bert_tiny(Backend& backend) {
   BertBuildOptions options{.batch_size = kBatch, .seq_len = kSeq, .training = true};
   BertClassifier model = bert_for_sequence_classification(graph, config, options);
   model.params.initialize(3);
-  TensorMap initial;
-  std::vector<std::string> names = model.params.names();
-  std::vector<Tensor> tensors = model.params.tensors();
-  for (size_t i = 0; i < names.size(); ++i) initial[names[i]] = tensors[i];
   TrainStepConfig step_config{.adamw = {.weight_decay = 0.01}, .max_grad_norm = 1.0};
   TrainStep step(graph, model.loss, model.params.values(), model.params.decay_flags(), step_config,
                  backend);
-  TrainState state = TrainState::start(initial);
+  TrainState state = TrainState::start(model.params.state_dict());
   std::mt19937_64 rng(11);
   Trajectory trajectory;
   for (int64_t s = 0; s < 5; ++s) {

@@ -70,14 +70,10 @@ int run(int argc, char** argv) {
   BertBuildOptions options{.batch_size = batch, .seq_len = seq, .training = true};
   BertClassifier model = bert_for_sequence_classification(graph, config, options);
   model.params.initialize(1);
-  TensorMap params;
-  std::vector<std::string> names = model.params.names();
-  std::vector<Tensor> tensors = model.params.tensors();
-  for (size_t i = 0; i < names.size(); ++i) params[names[i]] = tensors[i];
   TrainStep step(graph, model.loss, model.params.values(), model.params.decay_flags(),
                  TrainStepConfig{.adamw = {.weight_decay = 0.01}, .max_grad_norm = 1.0},
                  *backend);
-  TrainState state = TrainState::start(params);
+  TrainState state = TrainState::start(model.params.state_dict());
 
   double start = now_seconds();
   double first_loss = step.update(state, random_batch(config, batch, seq, 0), 2e-5).loss;
