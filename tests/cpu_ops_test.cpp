@@ -2,277 +2,21 @@
 // accepts, on small random graphs (NaNs, ties, broadcasts and long rows included). The cases are
 // keyed by op and the suite is instantiated from the op list, so a new op without a CPU case
 // fails here.
-#include <functional>
-#include <map>
-
 #include "cpu_test_util.h"
 #include "kiln/ir/op_registry.h"
+#include "support/op_cases.h"
 
 namespace kiln {
 namespace {
 
 using testing::Feeds;
-using Outputs = std::vector<Value>;
-
-const std::vector<DType> kFloat = {DType::f32, DType::f64, DType::bf16, DType::f16};
-const std::vector<DType> kNumeric = {DType::f32, DType::f64, DType::bf16, DType::f16,
-                                     DType::i32, DType::i64, DType::u32};
-const std::vector<DType> kAll = {DType::f32, DType::f64, DType::bf16, DType::f16,
-                                 DType::i32, DType::i64, DType::u32, DType::boolean};
-const std::vector<DType> kBool = {DType::boolean};
-
-// One graph per dtype: `build` makes its outputs from inputs it adds to the feeds.
-struct OpCase {
-  std::vector<DType> dtypes;
-  std::function<Outputs(Feeds&, DType)> build;
-};
-
-OpCase unary_case(std::vector<DType> dtypes, Value (*op)(Value), double low = -2.0,
-                  double high = 2.0) {
-  return {dtypes, [=](Feeds& in, DType d) {
-            Outputs out = {op(in.any(d, {7, 33}, low, high))};
-            if (is_floating(d) && low < 0) out.push_back(op(in.with_nans(d, {5})));
-            return out;
-          }};
-}
-
-// Equal shapes, a broadcast operand, and (floating) NaNs.
-OpCase binary_case(std::vector<DType> dtypes, Value (*op)(Value, Value)) {
-  return {dtypes, [=](Feeds& in, DType d) {
-            Value a = in.any(d, {6, 40}), b = in.any(d, {6, 40});
-            Outputs out = {op(a, b), op(a, in.any(d, {40}))};
-            if (is_floating(d)) out.push_back(op(in.with_nans(d, {9}), in.any(d, {9})));
-            return out;
-          }};
-}
-
-Outputs constants(Feeds& in, DType d) {
-  Value c = constant(in.graph(), testing::random_tensor(in.rng(), d, {3, 4}));
-  return {c, c + in.any(d, {3, 4})};
-}
-
-Outputs iotas(Feeds& in, DType d) {
-  return {iota(in.graph(), d, {3, 4, 5}, 1), iota(in.graph(), d, {7}, 0)};
-}
-
-Outputs random_bits_case(Feeds& in, DType) {
-  Value seed = in.scalar(DType::i64, -12345678901), offset = in.scalar(DType::i64, 77);
-  return {random_bits(seed, offset, {5, 7}, 3), random_bits(seed, offset, {40001}, 0)};
-}
-
-// Integer divisors in [1, 5) with random signs (u32 stays positive).
-Outputs divisions(Feeds& in, DType d) {
-  Value a = in.any(d, {6, 40});
-  if (is_floating(d)) return {a / in.any(d, {6, 40}), a / in.any(d, {40})};
-  Value b = in.integers(d, {6, 40}, 1, 5);
-  if (d == DType::u32) return {a / b};
-  return {a / (b * (in.integers(d, {6, 40}, 0, 2) * 2.0 - 1.0))};
-}
-
-Outputs powers(Feeds& in, DType d) {
-  if (!is_floating(d)) return {pow(in.integers(d, {50}, 0, 4), in.integers(d, {50}, 0, 6))};
-  return {pow(in.any(d, {50}, 0.5, 2.0), in.any(d, {50}))};
-}
-
-// Small integers in every dtype, so that ties occur; NaNs for the floating ones.
-Outputs comparisons(Feeds& in, DType d) {
-  auto values = [&] { return d == DType::boolean ? in.any(d, {60}) : in.integers(d, {60}, 0, 3); };
-  Value a = values(), b = values();
-  Outputs out;
-  for (CompareDir dir : {CompareDir::eq, CompareDir::ne, CompareDir::lt, CompareDir::le,
-                         CompareDir::gt, CompareDir::ge}) {
-    out.push_back(compare(a, b, dir));
-    if (is_floating(d)) out.push_back(compare(in.with_nans(d, {6}), in.any(d, {6}), dir));
-  }
-  return out;
-}
-
-Outputs selects(Feeds& in, DType d) {
-  return {select(in.any(DType::boolean, {5, 30}), in.any(d, {5, 30}), in.any(d, {30}))};
-}
-
-// To every other dtype; the range saturates the narrow integers, NaN goes to 0.
-Outputs casts(Feeds& in, DType d) {
-  Value x = in.any(d, {40}, -300.0, 300.0);
-  Outputs out;
-  for (DType to : kAll) {
-    if (to != d) out.push_back(cast(x, to));
-  }
-  if (is_floating(d)) out.push_back(cast(in.with_nans(d, {6}), DType::i32));
-  return out;
-}
-
-Outputs broadcasts(Feeds& in, DType d) {
-  return {broadcast_in_dim(in.any(d, {3, 1}), {2, 3, 4}, {1, 2}),
-          broadcast_in_dim(in.any(d, {5}), {5, 3000}, {0})};
-}
-
-// A kernel's result seen through two shapes, and an argument through a reshape.
-Outputs reshapes(Feeds& in, DType d) {
-  Value x = in.any(d, {3, 4});
-  if (d == DType::boolean) return {reshape(x, {2, 6})};
-  Value y = x + x;
-  return {reshape(y, {2, 6}), y, reshape(x, {12})};
-}
-
-Outputs transposes(Feeds& in, DType d) {
-  return {transpose(in.any(d, {3, 4, 5}), {2, 0, 1}),
-          transpose(in.any(d, {2, 3, 4, 5}), {0, 2, 1, 3}),
-          transpose(in.any(d, {40, 50}), {1, 0}),  // tile by tile
-          transpose(in.any(d, {3, 33, 2, 70}), {0, 3, 2, 1})};
-}
-
-Outputs slices(Feeds& in, DType d) {
-  Value x = in.any(d, {6, 7, 5});
-  return {slice(x, {1, 0, 2}, {6, 7, 5}, {2, 3, 1}), slice(x, {0, 2, 0}, {6, 4, 5})};
-}
-
-Outputs concats(Feeds& in, DType d) {
-  Value a = in.any(d, {2, 3}), b = in.any(d, {2, 1}), c = in.any(d, {2, 4});
-  return {concat({a, b, c}, 1), concat({a, a}, 0)};
-}
-
-Outputs pads(Feeds& in, DType d) { return {pad(in.any(d, {3, 4}), {1, 0}, {2, 3}, 1.0)}; }
-
-// Every axis set of a rank-3 input, keepdims, patterns that need a transpose first, long rows
-// and long columns, and NaNs.
-Outputs reductions(Feeds& in, DType d, Value (*op)(Value, const Axes&, bool)) {
-  Value x = in.any(d, {4, 5, 6});
-  Outputs out;
-  for (const Axes& axes : std::vector<Axes>{{0}, {1}, {2}, {0, 1}, {1, 2}, {0, 2}, {}}) {
-    out.push_back(op(x, axes, false));
-  }
-  out.push_back(op(x, {1}, true));
-  Value y = in.any(d, {2, 3, 4, 5});
-  out.push_back(op(y, {0, 2}, false));
-  out.push_back(op(y, {1, 3}, false));
-  out.push_back(op(in.any(d, {3, 1000}), {1}, false));
-  out.push_back(op(in.any(d, {700, 3}), {0}, false));
-  if (is_floating(d)) out.push_back(op(in.with_nans(d, {4, 6}), {1}, false));
-  return out;
-}
-
-// A batched product, and half/f32 operands into wider outputs (cpu_dot_test has the layouts).
-Outputs dots(Feeds& in, DType d) {
-  Value a = in.any(d, {2, 3, 4}), b = in.any(d, {2, 4, 5});
-  Outputs out = {matmul(a, b)};
-  if (is_floating(d) && d != DType::f64) {
-    DotAttrs batched{{0}, {0}, {2}, {1}};
-    out.push_back(dot_general(a, b, batched, DType::f32));
-    out.push_back(dot_general(a, b, batched, DType::f64));
-  }
-  return out;
-}
-
-Outputs gathers(Feeds& in, DType d) {
-  Value x = in.any(d, {5, 4, 3});
-  return {gather(x, in.integers(DType::i32, {2, 3}, 0, 5), 0),
-          gather(x, in.integers(DType::i64, {6}, 0, 4), 1)};
-}
-
-// Duplicate indices accumulate.
-Outputs scatters(Feeds& in, DType d) {
-  Value x = in.any(d, {5, 3});
-  Value rows = in.integers(DType::i32, {8}, 0, 5), cols = in.integers(DType::i64, {2, 2}, 0, 3);
-  return {scatter_add(x, rows, in.any(d, {8, 3}), 0),
-          scatter_add(x, cols, in.any(d, {5, 2, 2}), 1)};
-}
-
-Outputs softmaxes(Feeds& in, DType d) {
-  Value x = in.any(d, {3, 4, 50}, -8.0, 8.0);
-  return {softmax(x, -1), softmax(x, 1), log_softmax(x, -1), log_softmax(x, 0)};
-}
-
-Outputs layer_norms(Feeds& in, DType d) {
-  return {layer_norm(in.any(d, {3, 4, 48}), in.any(d, {48}), in.any(d, {48}), 1e-5)};
-}
-
-Outputs gelus(Feeds& in, DType d) { return {gelu(in.any(d, {7, 33}, -4.0, 4.0))}; }
-
-// i64 labels with one ignored row, and i32 labels.
-Outputs cross_entropies(Feeds& in, DType d) {
-  Value logits = in.any(d, {6, 10}, -4.0, 4.0);
-  Tensor labels = Tensor::from_doubles(DType::i64, {6}, {3, -100, 0, 9, 9, 4});
-  return {cross_entropy(logits, constant(in.graph(), labels)),
-          cross_entropy(logits, in.integers(DType::i32, {6}, 0, 10))};
-}
-
-Outputs attentions(Feeds& in, DType d) {
-  Value q = in.any(d, {2, 3, 4, 8}), k = in.any(d, {2, 3, 5, 8});
-  Value v = in.any(d, {2, 3, 5, 6}), mask = in.any(d, {2, 1, 4, 5});
-  return {attention(q, k, v, mask, 0.35)};
-}
-
-Outputs dropouts(Feeds& in, DType d) {
-  Value seed = in.scalar(DType::i64, 42), offset = in.scalar(DType::i64, 3);
-  return {dropout(in.any(d, {5, 4001}), seed, offset, 0.3, 2)};
-}
-
-std::map<OpKind, OpCase> op_cases() {
-  auto sums = [](Feeds& in, DType d) { return reductions(in, d, reduce_sum); };
-  auto maxes = [](Feeds& in, DType d) { return reductions(in, d, reduce_max); };
-  return {
-      {OpKind::input, {kAll, [](Feeds& in, DType d) { return Outputs{in.any(d, {3, 4})}; }}},
-      {OpKind::constant, {kNumeric, constants}},
-      {OpKind::iota, {kNumeric, iotas}},
-      {OpKind::random_bits, {{DType::u32}, random_bits_case}},
-      {OpKind::neg, unary_case(kNumeric, neg)},
-      {OpKind::abs, unary_case(kNumeric, abs)},
-      {OpKind::sign, unary_case(kNumeric, sign)},
-      {OpKind::exp, unary_case(kFloat, exp, -90.0, 90.0)},  // past under- and overflow
-      {OpKind::log, unary_case(kFloat, log, 0.05, 4.0)},
-      {OpKind::tanh, unary_case(kFloat, tanh)},
-      {OpKind::logistic, unary_case(kFloat, logistic)},
-      {OpKind::sqrt, unary_case(kFloat, sqrt, 0.0, 4.0)},
-      {OpKind::rsqrt, unary_case(kFloat, rsqrt, 0.05, 4.0)},
-      {OpKind::erf, unary_case(kFloat, erf, -5.0, 5.0)},
-      {OpKind::logical_not, unary_case(kBool, logical_not)},
-      {OpKind::add, binary_case(kNumeric, add)},
-      {OpKind::sub, binary_case(kNumeric, sub)},
-      {OpKind::mul, binary_case(kNumeric, mul)},
-      {OpKind::div, {kNumeric, divisions}},
-      {OpKind::max, binary_case(kNumeric, max)},
-      {OpKind::min, binary_case(kNumeric, min)},
-      {OpKind::pow, {kNumeric, powers}},
-      {OpKind::logical_and, binary_case(kBool, logical_and)},
-      {OpKind::logical_or, binary_case(kBool, logical_or)},
-      {OpKind::compare, {kAll, comparisons}},
-      {OpKind::select, {kAll, selects}},
-      {OpKind::cast, {kAll, casts}},
-      {OpKind::broadcast, {kAll, broadcasts}},
-      {OpKind::reshape, {kAll, reshapes}},
-      {OpKind::transpose, {kAll, transposes}},
-      {OpKind::slice, {kAll, slices}},
-      {OpKind::concat, {kAll, concats}},
-      {OpKind::pad, {kAll, pads}},
-      {OpKind::reduce_sum, {kNumeric, sums}},
-      {OpKind::reduce_max, {kNumeric, maxes}},
-      {OpKind::dot_general, {kNumeric, dots}},
-      {OpKind::gather, {kAll, gathers}},
-      {OpKind::scatter_add, {kNumeric, scatters}},
-      {OpKind::softmax, {kFloat, softmaxes}},
-      {OpKind::log_softmax, {kFloat, softmaxes}},
-      {OpKind::layer_norm, {kFloat, layer_norms}},
-      {OpKind::gelu, {kFloat, gelus}},
-      {OpKind::cross_entropy, {kFloat, cross_entropies}},
-      {OpKind::attention, {kFloat, attentions}},
-      {OpKind::dropout, {kFloat, dropouts}},
-  };
-}
-
-std::vector<OpKind> all_ops() {
-  return {
-#define KILN_OP_KIND(name, category, gradient) OpKind::name,
-      KILN_OPS(KILN_OP_KIND)
-#undef KILN_OP_KIND
-  };
-}
+using testing::Outputs;
 
 class CpuOp : public ::testing::TestWithParam<OpKind> {};
 
 // Composites run both through their direct kernels and through their decompositions.
 TEST_P(CpuOp, MatchesReferenceForEveryDtype) {
-  static const std::map<OpKind, OpCase> cases = op_cases();
+  static const std::map<OpKind, testing::OpCase> cases = testing::op_cases();
   OpKind kind = GetParam();
   auto found = cases.find(kind);
   ASSERT_NE(found, cases.end()) << "no CPU test case for op " << op_name(kind);
@@ -293,7 +37,7 @@ TEST_P(CpuOp, MatchesReferenceForEveryDtype) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllOps, CpuOp, ::testing::ValuesIn(all_ops()),
+INSTANTIATE_TEST_SUITE_P(AllOps, CpuOp, ::testing::ValuesIn(testing::all_ops()),
                          [](const ::testing::TestParamInfo<OpKind>& info) {
                            return std::string(op_name(info.param));
                          });

@@ -10,6 +10,8 @@
 
 namespace kiln::cli {
 
+// `kiln devices`: the backends and PJRT plugins found, and what --device auto picks.
+void add_devices_command(CLI::App& app);
 // `kiln demo`: trains a two-layer network on generated data and prints its loss curve.
 void add_demo_command(CLI::App& app);
 // `kiln train`: fine-tunes (or trains from scratch) a text classifier, as run_glue.py.

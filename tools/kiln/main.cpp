@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   kiln::cli::add_predict_command(app);
   kiln::cli::add_demo_command(app);
   kiln::cli::add_bench_command(app);
+  kiln::cli::add_devices_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

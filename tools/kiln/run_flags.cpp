@@ -1,5 +1,6 @@
 // The flags of the run commands, their checks, and the choice of backend.
 #include "kiln/backends/cpu/cpu_backend.h"
+#include "kiln/backends/pjrt/pjrt_backend.h"
 #include "kiln/backends/reference/reference_backend.h"
 #include "kiln/ir/error.h"
 #include "kiln/train/training_arguments_cli.h"
@@ -29,12 +30,21 @@ void finish_arguments(TrainingArguments& args) {
         "' is not supported yet; the tasks are: classification");
 }
 
-// auto picks the best backend present: the CPU backend until the CUDA and PJRT ones land.
 std::unique_ptr<Backend> make_backend(const TrainingArguments& args) {
-  if (args.device == "auto" || args.device == "cpu") return make_cpu_backend();
-  check(args.device == "reference", "--device", "unknown device '", args.device,
-        "'; the devices are: auto, cpu, reference");
-  return make_reference_backend();
+  pjrt::DiscoverySources sources = pjrt::discovery_sources(args.pjrt_plugin.value_or(""));
+  if (args.device == "auto") {
+    std::unique_ptr<Backend> accelerator = make_accelerator_backend(sources);
+    return accelerator ? std::move(accelerator) : make_cpu_backend();
+  }
+  if (args.device == "cpu") return make_cpu_backend();
+  if (args.device == "reference") return make_reference_backend();
+  if (args.device == "tpu" || args.device == "pjrt:tpu") {
+    return make_pjrt_backend_for(pjrt::PluginKind::tpu, sources);
+  }
+  if (args.device == "pjrt:cuda") return make_pjrt_backend_for(pjrt::PluginKind::cuda, sources);
+  check(args.device == "pjrt:cpu", "--device", "unknown device '", args.device,
+        "'; the devices are: auto, cpu, reference, pjrt:cpu, pjrt:cuda, pjrt:tpu, tpu");
+  return make_pjrt_backend_for(pjrt::PluginKind::cpu, sources);
 }
 
 }  // namespace kiln::cli

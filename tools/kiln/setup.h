@@ -32,7 +32,9 @@ void add_run_flags(CLI::App& command, RunOptions& options);
 // HF's post-init plus this command line's checks (--task, --device).
 void finish_arguments(TrainingArguments& args);
 
-// --device auto|cpu|reference: auto is the CPU backend until CUDA and PJRT ones exist.
+// --device: auto is a TPU, else a GPU, through a PJRT plugin when one is found and opens, else
+// the CPU backend; cpu, reference; pjrt:cpu|pjrt:cuda|pjrt:tpu (or tpu) on --pjrt_plugin or the
+// first plugin of that kind found.
 std::unique_ptr<Backend> make_backend(const TrainingArguments& args);
 
 struct ModelSetup {

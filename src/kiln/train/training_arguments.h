@@ -104,6 +104,8 @@ struct TrainingArguments {
   std::string device = "auto";
   // Kiln's debugging switch: compiler passes to turn off, comma-separated ("cse,fusion").
   std::string disable_passes;
+  // A PJRT plugin library for --device pjrt:* (unset: the plugins Kiln discovers).
+  std::optional<std::string> pjrt_plugin;
   bool dataloader_drop_last = false;
 };
 

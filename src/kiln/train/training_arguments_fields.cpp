@@ -135,7 +135,12 @@ const std::array kFields = {
                   "Order of the training examples: random (reshuffled each epoch) or "
                   "sequential (file order)."},
     ArgumentField{"bf16", &A::bf16, kRun, "Whether to use bf16 (mixed) precision."},
-    ArgumentField{"device", &A::device, kRun, "The device to run on: auto picks the best present."},
+    ArgumentField{"device", &A::device, kRun,
+                  "The device to run on: auto (a TPU or GPU through a PJRT plugin when one is "
+                  "found, else the CPU), cpu, reference, pjrt:cpu, pjrt:cuda, pjrt:tpu or tpu."},
+    ArgumentField{"pjrt_plugin", &A::pjrt_plugin, kRun,
+                  "The PJRT plugin library for --device pjrt:* (default: the plugins `kiln "
+                  "devices` lists)."},
     ArgumentField{"disable_passes", &A::disable_passes, kRun,
                   "Compiler passes to turn off, comma-separated, for debugging: dce, cse, fold, "
                   "simplify, fusion, inplace (default: none)."},

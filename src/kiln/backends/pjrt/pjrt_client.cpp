@@ -1,0 +1,348 @@
+// Loading a PJRT plugin and calling its C API: every call goes through call(), which turns a
+// returned PJRT_Error into a kiln::Error naming the plugin, the call and the plugin's message.
+#include "kiln/backends/pjrt/pjrt_client.h"
+
+#include <dlfcn.h>
+
+#include <array>
+#include <map>
+#include <string_view>
+
+#include "kiln/backends/pjrt/pjrt_abi.h"
+#include "kiln/ir/error.h"
+
+namespace kiln::pjrt {
+namespace {
+
+constexpr std::array<std::string_view, 17> kStatusCodes = {
+    "OK",        "CANCELLED",      "UNKNOWN",           "INVALID_ARGUMENT",   "DEADLINE_EXCEEDED",
+    "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+    "ABORTED",   "OUT_OF_RANGE",   "UNIMPLEMENTED",     "INTERNAL",           "UNAVAILABLE",
+    "DATA_LOSS", "UNAUTHENTICATED"};
+
+// Throws the plugin's error (and frees it) when `error` is set.
+void throw_if_error(const abi::Api* api, abi::Error* error, std::string_view plugin,
+                    std::string_view step) {
+  if (error == nullptr) return;
+  auto message_args = abi::make_args<abi::ErrorMessageArgs>();
+  message_args.error = error;
+  api->error_message(&message_args);
+  std::string message(message_args.message, message_args.message_size);
+  auto code_args = abi::make_args<abi::ErrorGetCodeArgs>();
+  code_args.error = error;
+  std::string_view code = "UNKNOWN";
+  if (api->error_get_code(&code_args) == nullptr && code_args.code >= 0 &&
+      static_cast<size_t>(code_args.code) < kStatusCodes.size()) {
+    code = kStatusCodes[static_cast<size_t>(code_args.code)];
+  }
+  auto destroy_args = abi::make_args<abi::ErrorDestroyArgs>();
+  destroy_args.error = error;
+  api->error_destroy(&destroy_args);
+  fail("pjrt", plugin, ": ", step, " failed (", code, "): ", message);
+}
+
+// Calls one C API function with its argument struct and throws on error.
+template <typename Args>
+void call(const abi::Api* api, abi::Function<Args>* function, Args& args, std::string_view plugin,
+          std::string_view step) {
+  throw_if_error(api, function(&args), plugin, step);
+}
+
+// Waits for an event (none is fine), then frees it; the event's error is thrown.
+void await_event(const abi::Api* api, abi::Event* event, std::string_view plugin,
+                 std::string_view step) {
+  if (event == nullptr) return;
+  auto await_args = abi::make_args<abi::EventAwaitArgs>();
+  await_args.event = event;
+  abi::Error* error = api->event_await(&await_args);
+  auto destroy_args = abi::make_args<abi::EventDestroyArgs>();
+  destroy_args.event = event;
+  abi::Error* destroy_error = api->event_destroy(&destroy_args);
+  throw_if_error(api, error, plugin, step);
+  throw_if_error(api, destroy_error, plugin, "PJRT_Event_Destroy");
+}
+
+abi::BufferType buffer_type(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+      return abi::BufferType::f32;
+    case DType::f64:
+      return abi::BufferType::f64;
+    case DType::bf16:
+      return abi::BufferType::bf16;
+    case DType::f16:
+      return abi::BufferType::f16;
+    case DType::i32:
+      return abi::BufferType::s32;
+    case DType::i64:
+      return abi::BufferType::s64;
+    case DType::u32:
+      return abi::BufferType::u32;
+    case DType::boolean:
+      return abi::BufferType::pred;  // one byte, 0 or 1, as Kiln stores bools
+  }
+  return abi::BufferType::invalid;
+}
+
+// Frees an error that cannot be reported (in destructors and cleanup paths).
+void discard_error(const abi::Api* api, abi::Error* error) {
+  if (error == nullptr) return;
+  auto args = abi::make_args<abi::ErrorDestroyArgs>();
+  args.error = error;
+  api->error_destroy(&args);
+}
+
+void destroy_loaded_executable(const abi::Api* api, abi::LoadedExecutable* executable) {
+  auto args = abi::make_args<abi::LoadedExecutableDestroyArgs>();
+  args.executable = executable;
+  discard_error(api, api->loaded_executable_destroy(&args));
+}
+
+size_t count_outputs(const abi::Api* api, abi::LoadedExecutable* loaded, std::string_view plugin) {
+  auto get = abi::make_args<abi::LoadedExecutableGetExecutableArgs>();
+  get.loaded_executable = loaded;
+  call(api, api->loaded_executable_get_executable, get, plugin,
+       "PJRT_LoadedExecutable_GetExecutable");
+  auto outputs = abi::make_args<abi::ExecutableNumOutputsArgs>();
+  outputs.executable = get.executable;
+  abi::Error* error = api->executable_num_outputs(&outputs);
+  auto destroy = abi::make_args<abi::ExecutableDestroyArgs>();
+  destroy.executable = get.executable;
+  abi::Error* destroy_error = api->executable_destroy(&destroy);
+  throw_if_error(api, error, plugin, "PJRT_Executable_NumOutputs");
+  throw_if_error(api, destroy_error, plugin, "PJRT_Executable_Destroy");
+  return outputs.num_outputs;
+}
+
+std::string text(const char* data, size_t size) {
+  return data == nullptr ? "" : std::string(data, size);
+}
+
+// Owns a device buffer.
+class DeviceBuffer {
+ public:
+  DeviceBuffer(const abi::Api* api, abi::Buffer* buffer) : api_(api), buffer_(buffer) {}
+  ~DeviceBuffer() {
+    if (buffer_ == nullptr) return;
+    auto args = abi::make_args<abi::BufferDestroyArgs>();
+    args.buffer = buffer_;
+    discard_error(api_, api_->buffer_destroy(&args));
+  }
+  DeviceBuffer(DeviceBuffer&& other) noexcept : api_(other.api_), buffer_(other.buffer_) {
+    other.buffer_ = nullptr;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  abi::Buffer* get() const { return buffer_; }
+
+ private:
+  const abi::Api* api_;
+  abi::Buffer* buffer_;
+};
+
+}  // namespace
+
+LoadedProgram::LoadedProgram(const abi::Api* api, std::string plugin,
+                             abi::LoadedExecutable* executable, abi::Client* client,
+                             abi::Device* device, size_t num_outputs)
+    : api_(api),
+      plugin_(std::move(plugin)),
+      executable_(executable),
+      client_(client),
+      device_(device),
+      num_outputs_(num_outputs) {}
+
+LoadedProgram::~LoadedProgram() { destroy_loaded_executable(api_, executable_); }
+
+std::vector<Tensor> LoadedProgram::run(const std::vector<Tensor>& arguments,
+                                       const std::vector<std::pair<DType, Shape>>& results) {
+  check(results.size() == num_outputs_, "pjrt", plugin_, ": the program has ", num_outputs_,
+        " outputs, ", results.size(), " expected");
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  std::vector<DeviceBuffer> inputs;
+  inputs.reserve(arguments.size());
+  for (const Tensor& argument : arguments) {
+    auto args = abi::make_args<abi::ClientBufferFromHostBufferArgs>();
+    args.client = client_;
+    args.data = argument.nbytes() > 0 ? argument.data() : nullptr;
+    args.type = buffer_type(argument.dtype());
+    args.dims = argument.shape().data();
+    args.num_dims = argument.shape().size();
+    args.host_buffer_semantics = abi::HostBufferSemantics::immutable_only_during_call;
+    args.device = device_;
+    call(api_, api_->client_buffer_from_host_buffer, args, plugin_,
+         "PJRT_Client_BufferFromHostBuffer");
+    inputs.emplace_back(api_, args.buffer);
+    await_event(api_, args.done_with_host_buffer, plugin_, "PJRT_Client_BufferFromHostBuffer");
+  }
+
+  std::vector<abi::Buffer*> input_handles;
+  for (const DeviceBuffer& input : inputs) input_handles.push_back(input.get());
+  std::vector<abi::Buffer*> output_handles(num_outputs_, nullptr);
+  abi::Buffer* const* argument_list = input_handles.data();
+  abi::Buffer** output_list = output_handles.data();
+  abi::Event* done = nullptr;
+  auto options = abi::make_args<abi::ExecuteOptions>();
+  auto args = abi::make_args<abi::LoadedExecutableExecuteArgs>();
+  args.executable = executable_;
+  args.options = &options;
+  args.argument_lists = &argument_list;
+  args.num_devices = 1;
+  args.num_args = input_handles.size();
+  args.output_lists = &output_list;
+  args.device_complete_events = &done;
+  call(api_, api_->loaded_executable_execute, args, plugin_, "PJRT_LoadedExecutable_Execute");
+  std::vector<DeviceBuffer> outputs;
+  for (abi::Buffer* handle : output_handles) outputs.emplace_back(api_, handle);
+  await_event(api_, done, plugin_, "PJRT_LoadedExecutable_Execute");
+
+  std::vector<Tensor> values;
+  values.reserve(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    Tensor value = Tensor::uninitialized(results[i].first, results[i].second);
+    if (value.nbytes() > 0) {
+      auto copy = abi::make_args<abi::BufferToHostBufferArgs>();
+      copy.src = outputs[i].get();
+      copy.dst = value.data();
+      copy.dst_size = value.nbytes();
+      call(api_, api_->buffer_to_host_buffer, copy, plugin_, "PJRT_Buffer_ToHostBuffer");
+      await_event(api_, copy.event, plugin_, "PJRT_Buffer_ToHostBuffer");
+    }
+    values.push_back(std::move(value));
+  }
+  return values;
+}
+
+Client& Client::open(const std::string& path) {
+  // Never freed: plugins keep threads that must not be torn down at static destruction.
+  static auto* clients = new std::map<std::string, std::unique_ptr<Client>>();
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = clients->find(path);
+  if (found != clients->end()) return *found->second;
+
+  void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    const char* reason = dlerror();
+    fail("pjrt", path, ": dlopen failed: ", reason == nullptr ? "unknown reason" : reason);
+  }
+  using GetApi = const abi::Api* (*)();
+  auto get_api = reinterpret_cast<GetApi>(dlsym(library, "GetPjrtApi"));
+  check(get_api != nullptr, "pjrt", path, ": not a PJRT plugin (no GetPjrtApi symbol)");
+  const abi::Api* api = get_api();
+  check(api != nullptr, "pjrt", path, ": GetPjrtApi returned no API table");
+  const abi::ApiVersion& version = api->pjrt_api_version;
+  check(version.major_version == abi::kMajorVersion &&
+            version.minor_version >= abi::kMinimumMinorVersion,
+        "pjrt", path, ": PJRT C API version ", version.major_version, ".", version.minor_version,
+        " is not supported (Kiln needs ", abi::kMajorVersion, ".", abi::kMinimumMinorVersion,
+        " or a later ", abi::kMajorVersion, ".x)");
+  check(api->struct_size >= abi::kApiBytesUsed, "pjrt", path, ": the plugin's API table has ",
+        api->struct_size, " bytes, fewer than the ", abi::kApiBytesUsed, " Kiln uses");
+  auto initialize = abi::make_args<abi::PluginInitializeArgs>();
+  call(api, api->plugin_initialize, initialize, path, "PJRT_Plugin_Initialize");
+
+  std::unique_ptr<Client> client(new Client(path, api));
+  Client& result = *client;
+  clients->emplace(path, std::move(client));
+  return result;
+}
+
+Client::Client(std::string path, const abi::Api* api) : path_(std::move(path)), api_(api) {
+  auto create = abi::make_args<abi::ClientCreateArgs>();
+  call(api_, api_->client_create, create, path_, "PJRT_Client_Create");
+  client_ = create.client;
+
+  auto name = abi::make_args<abi::ClientStringArgs>();
+  name.client = client_;
+  call(api_, api_->client_platform_name, name, path_, "PJRT_Client_PlatformName");
+  platform_name_ = text(name.value, name.value_size);
+  auto version = abi::make_args<abi::ClientStringArgs>();
+  version.client = client_;
+  call(api_, api_->client_platform_version, version, path_, "PJRT_Client_PlatformVersion");
+  platform_version_ = text(version.value, version.value_size);
+
+  auto devices = abi::make_args<abi::ClientAddressableDevicesArgs>();
+  devices.client = client_;
+  call(api_, api_->client_addressable_devices, devices, path_, "PJRT_Client_AddressableDevices");
+  for (size_t i = 0; i < devices.num_addressable_devices; ++i) {
+    abi::Device* device = devices.addressable_devices[i];
+    auto description = abi::make_args<abi::DeviceGetDescriptionArgs>();
+    description.device = device;
+    call(api_, api_->device_get_description, description, path_, "PJRT_Device_GetDescription");
+    auto id = abi::make_args<abi::DeviceDescriptionIdArgs>();
+    id.device_description = description.device_description;
+    call(api_, api_->device_description_id, id, path_, "PJRT_DeviceDescription_Id");
+    auto kind = abi::make_args<abi::DeviceDescriptionKindArgs>();
+    kind.device_description = description.device_description;
+    call(api_, api_->device_description_kind, kind, path_, "PJRT_DeviceDescription_Kind");
+    device_handles_.push_back(device);
+    devices_.push_back({id.id, text(kind.device_kind, kind.device_kind_size)});
+  }
+}
+
+std::string Client::api_version() const {
+  return std::to_string(api_->pjrt_api_version.major_version) + "." +
+         std::to_string(api_->pjrt_api_version.minor_version);
+}
+
+std::vector<std::pair<std::string, std::string>> Client::attributes() const {
+  auto args = abi::make_args<abi::PluginAttributesArgs>();
+  call(api_, api_->plugin_attributes, args, path_, "PJRT_Plugin_Attributes");
+  std::vector<std::pair<std::string, std::string>> result;
+  for (size_t i = 0; i < args.num_attributes; ++i) {
+    const abi::NamedValue& value = args.attributes[i];
+    std::string shown;
+    switch (value.type) {
+      case abi::NamedValueType::string:
+        shown = text(value.string_value, value.value_size);
+        break;
+      case abi::NamedValueType::int64:
+        shown = std::to_string(value.int64_value);
+        break;
+      case abi::NamedValueType::int64_list:
+        for (size_t j = 0; j < value.value_size; ++j) {
+          shown += (j > 0 ? "." : "") + std::to_string(value.int64_array_value[j]);
+        }
+        break;
+      case abi::NamedValueType::float32:
+        shown = std::to_string(value.float_value);
+        break;
+      case abi::NamedValueType::boolean:
+        shown = value.bool_value ? "true" : "false";
+        break;
+    }
+    result.emplace_back(text(value.name, value.name_size), shown);
+  }
+  return result;
+}
+
+std::unique_ptr<LoadedProgram> Client::compile(const std::string& mlir,
+                                               const std::string& compile_options) {
+  check(!device_handles_.empty(), "pjrt", path_, ": the ", platform_name_,
+        " plugin found no device");
+  std::string code = mlir;  // PJRT_Program takes a mutable pointer
+  static constexpr std::string_view kFormat = "mlir";
+  auto program = abi::make_args<abi::Program>();
+  program.code = code.data();
+  program.code_size = code.size();
+  program.format = kFormat.data();
+  program.format_size = kFormat.size();
+  auto args = abi::make_args<abi::ClientCompileArgs>();
+  args.client = client_;
+  args.program = &program;
+  args.compile_options = compile_options.data();
+  args.compile_options_size = compile_options.size();
+  call(api_, api_->client_compile, args, path_, "PJRT_Client_Compile");
+  size_t num_outputs = 0;
+  try {
+    num_outputs = count_outputs(api_, args.executable, path_);
+  } catch (...) {
+    destroy_loaded_executable(api_, args.executable);
+    throw;
+  }
+  return std::make_unique<LoadedProgram>(api_, path_, args.executable, client_,
+                                         device_handles_.front(), num_outputs);
+}
+
+}  // namespace kiln::pjrt
