@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Kiln's BERT training step through XLA:GPU (a PJRT plugin) beside PyTorch on the same GPU.
 
-For each BERT preset, runs build/bench_train_step (forward, backward, clipping, AdamW of
+For each BERT preset, runs `kiln bench` (forward, backward, clipping, AdamW of
 BertForSequenceClassification, compiled by Kiln and lowered to StableHLO for the plugin) and the
 same step in PyTorch (transformers' BertForSequenceClassification, torch.optim.AdamW), and prints
 tokens/s side by side, plus one JSON line per run.
 
-Needs, on a machine with an NVIDIA GPU: Kiln built (build/bench_train_step), the XLA GPU plugin
+Needs, on a machine with an NVIDIA GPU: Kiln built (build/kiln), the XLA GPU plugin
 (pip install jax-cuda13-pjrt, found as `kiln devices` finds it, or --pjrt-plugin PATH), and
 torch + transformers with CUDA. Everything but the GPU runs on a CPU too, which is how it is
 tested: --device pjrt:cpu --torch-device cpu with the xla-cpu-pjrt plugin.
@@ -26,8 +26,10 @@ PRESETS = {"tiny": (2, 128, 2, 512), "mini": (4, 256, 4, 1024), "small": (4, 512
 
 
 def kiln_step(args, config):
-    command = [args.kiln, config, str(args.batch), str(args.seq), str(args.steps), args.device,
-               args.pjrt_plugin]
+    command = [args.kiln, "bench", "--config", config, "--batch", str(args.batch),
+               "--seq", str(args.seq), "--steps", str(args.steps), "--device", args.device]
+    if args.pjrt_plugin:
+        command += ["--pjrt_plugin", args.pjrt_plugin]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         return {"runner": "kiln", "config": config, "error": result.stderr.strip()}
@@ -73,7 +75,7 @@ def torch_step(args, config):
 
 
 def table(rows):
-    lines = [f"{'config':<8} {'kiln ' + rows[0][0].get('backend', '?'):>22} {'torch':>14} {'ratio':>7}"]
+    lines = [f"{'config':<8} {'kiln ' + rows[0][0].get('device', '?'):>22} {'torch':>14} {'ratio':>7}"]
     for kiln, torch_result in rows:
         k, t = kiln.get("tokens_per_s"), torch_result.get("tokens_per_s")
         ratio = f"{k / t:.2f}" if k and t else "n/a"
@@ -92,7 +94,7 @@ def main():
     parser.add_argument("--torch-device", default="cuda")
     parser.add_argument("--pjrt-plugin", default="", help="the plugin library (default: found)")
     parser.add_argument("--kiln", default=os.path.join(os.path.dirname(__file__), "..", "build",
-                                                       "bench_train_step"))
+                                                       "kiln"))
     args = parser.parse_args()
     rows = []
     for config in args.configs.split(","):

@@ -8,6 +8,7 @@
 #include "kiln/backends/pjrt/pjrt_backend.h"
 #include "kiln/io/bert_config.h"
 #include "kiln/models/bert.h"
+#include "kiln/runtime/runtime.h"
 #include "kiln/train/train_step.h"
 #include "pjrt_test_util.h"
 
@@ -28,8 +29,9 @@ Trajectory train_bert_tiny(Backend& backend) {
   BertClassifier model = bert_for_sequence_classification(graph, config, options);
   model.params.initialize(3);
   TrainStepConfig step_config{.adamw = {.weight_decay = 0.01}, .max_grad_norm = 1.0};
+  Runtime runtime(backend);
   TrainStep step(graph, model.loss, model.params.values(), model.params.decay_flags(), step_config,
-                 backend);
+                 runtime);
   TrainState state = TrainState::start(model.params.state_dict());
   std::mt19937_64 rng(11);
   Trajectory trajectory;

@@ -12,8 +12,7 @@
 
 #include "bench.h"
 #include "commands.h"
-#include "kiln/backends/cpu/cpu_backend.h"
-#include "kiln/backends/reference/reference_backend.h"
+#include "setup.h"
 #include "kiln/ir/error.h"
 #include "kiln/ir/philox.h"
 #include "kiln/models/bert.h"
@@ -31,6 +30,7 @@ struct BenchOptions {
   int64_t warmup = 3;
   std::string dtype = "fp32";
   std::string device = "cpu";
+  std::string pjrt_plugin;
   int threads = 0;  // 0: the backend's default (OpenMP's: OMP_NUM_THREADS, else every core)
   int64_t seed = 0;
   std::string tag;
@@ -68,20 +68,17 @@ TensorMap synthetic_batch(const BenchOptions& options, const BertConfig& config)
           {"dropout_seed", Tensor::scalar(DType::i64, static_cast<double>(options.seed))}};
 }
 
-std::unique_ptr<Backend> bench_backend(const std::string& device) {
-  if (device == "cpu") return make_cpu_backend();
-  check(device == "reference", "--device", "unknown device '", device,
-        "'; the devices are: cpu, reference");
-  return make_reference_backend();
-}
-
 void run_bench(const BenchOptions& options) {
   check(options.dtype == "fp32" || options.dtype == "bf16", "--dtype", "'", options.dtype,
         "' is not one of: fp32, bf16");
   BertConfig config = bert_config_preset(options.config);
   check(options.seq <= config.max_position_embeddings, "--seq", options.seq,
         " is longer than the model's max_position_embeddings ", config.max_position_embeddings);
-  std::unique_ptr<Backend> backend = bench_backend(options.device);
+  // The same device choice as kiln train (cpu, reference, pjrt:cpu, ...).
+  TrainingArguments device_args;
+  device_args.device = options.device;
+  if (!options.pjrt_plugin.empty()) device_args.pjrt_plugin = options.pjrt_plugin;
+  std::unique_ptr<Backend> backend = make_backend(device_args);
   if (options.threads > 0) omp_set_num_threads(options.threads);
   const int threads = omp_get_max_threads();
   // Measured first, while this process has nothing else to do.
@@ -218,9 +215,11 @@ void add_bench_command(CLI::App& app) {
   bench->add_option("--dtype", options->dtype, "fp32, or bf16 mixed precision")
       ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
-  bench->add_option("--device", options->device, "backend")
-      ->check(CLI::IsMember({"cpu", "reference"}))
+  bench->add_option("--device", options->device,
+                    "cpu, reference, pjrt:cpu, pjrt:cuda, pjrt:tpu or tpu (as kiln train)")
       ->capture_default_str();
+  bench->add_option("--pjrt_plugin", options->pjrt_plugin,
+                    "the PJRT plugin library for --device pjrt:* (default: discovered)");
   bench->add_option("--threads", options->threads,
                     "threads for the kernels and the peak probe (0: OMP_NUM_THREADS, else every "
                     "core)")

@@ -65,7 +65,8 @@ Program compile_program(const Graph& graph, const std::vector<Value>& outputs,
   program.donations = honoured_donations(module, donations, options);
   bool fuse = options.fusion && (capabilities.loop_fusion || capabilities.gemm_epilogues);
   program.kernels = fuse ? fuse_kernels(module, capabilities) : single_node_kernels(module);
-  program.donations = schedule_kernels(module, program.kernels, program.donations);
+  std::vector<Donation> safe = schedule_kernels(module, program.kernels, program.donations);
+  if (!capabilities.aliases_donations_itself) program.donations = std::move(safe);
   program.module = std::move(module);
   return program;
 }

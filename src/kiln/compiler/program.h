@@ -20,6 +20,9 @@ struct BackendCapabilities {
   bool loop_fusion = false;
   // Runs a `gemm` group (below) as one kernel.
   bool gemm_epilogues = false;
+  // Hands the whole module to a compiler that orders the writes of donated buffers itself (XLA
+  // through PJRT): every honoured donation stands, whatever the kernel schedule could make safe.
+  bool aliases_donations_itself = false;
 };
 
 enum class KernelKind : uint8_t {

@@ -75,6 +75,7 @@ Program compile_pjrt_program(const Graph& graph, const std::vector<Value>& outpu
   CompileOptions options = spec.options;
   options.fusion = false;  // XLA fuses
   BackendCapabilities capabilities{[](OpKind) { return false; }};
+  capabilities.aliases_donations_itself = true;
   return compile_program(graph, outputs, spec.donations, capabilities, options);
 }
 
