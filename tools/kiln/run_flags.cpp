@@ -2,6 +2,7 @@
 #include "kiln/backends/cpu/cpu_backend.h"
 #include "kiln/backends/reference/reference_backend.h"
 #include "kiln/ir/error.h"
+#include "kiln/train/task.h"
 #include "kiln/train/training_arguments_cli.h"
 #include "setup.h"
 
@@ -25,8 +26,7 @@ void add_run_flags(CLI::App& command, RunOptions& options) {
 
 void finish_arguments(TrainingArguments& args) {
   training_arguments_post_init(args);
-  check(args.task == "classification", "--task", "'", args.task,
-        "' is not supported yet; the tasks are: classification");
+  task_kind(args.task);  // an unknown task is an error naming the flag
   check(!args.bf16, "--bf16",
         "bf16 mixed precision is not implemented yet (it needs the compiler's mixed-precision "
         "pass); train in float32");

@@ -1,6 +1,6 @@
-// The compiled programs of a classification run: a training step and a forward pass per batch
-// shape (one per bucket length), built the first time a shape is seen and counted, each new one
-// explained by the input shape that changed.
+// The compiled programs of a run: a training step and a forward pass per batch shape (one per
+// bucket length), for the model head of the run's task, built the first time a shape is seen
+// and counted, each new one explained by the input shape that changed.
 #pragma once
 
 #include <cstdint>
@@ -11,23 +11,24 @@
 #include <tuple>
 #include <vector>
 
-#include "kiln/models/bert.h"
+#include "kiln/train/task.h"
 #include "kiln/train/train_step.h"
 
 namespace kiln {
 
-class ClassifierPrograms {
+class ModelPrograms {
  public:
   // `note` receives one line per new program ("compiling ...").
-  ClassifierPrograms(BertConfig config, TrainStepConfig step_config, Backend& backend,
-                     std::function<void(const std::string&)> note);
-  ~ClassifierPrograms();
+  ModelPrograms(TaskKind task, BertConfig config, TrainStepConfig step_config, Backend& backend,
+                std::function<void(const std::string&)> note);
+  ~ModelPrograms();
 
-  // The training step for batches shaped as feeds' input_ids; labels are class ids or, with
-  // integer_labels false, float regression targets.
+  // The training step for batches of `batch_shape` ([batch, length]); labels are class ids or,
+  // with integer_labels false, float regression targets.
   TrainStep& train_step(const Shape& batch_shape, DType index_dtype, bool integer_labels);
 
-  // The forward pass without dropout at `params`: {logits} or {logits, loss} with labels.
+  // The forward pass without dropout at `params`: the task model's outputs, then the loss
+  // when with_labels.
   std::vector<Tensor> forward(const TensorMap& params, const TensorMap& feeds, bool with_labels,
                               bool integer_labels);
 
@@ -40,6 +41,7 @@ class ClassifierPrograms {
   using Key = std::tuple<bool, int64_t, int64_t, bool>;  // training, batch, length, labels
   Entry& entry(const Key& key, DType index_dtype, bool integer_labels);
 
+  TaskKind task_;
   BertConfig config_;
   TrainStepConfig step_config_;
   Backend& backend_;
