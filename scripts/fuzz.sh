@@ -16,9 +16,9 @@ fi
 
 CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DKILN_FUZZ=ON -DKILN_BUILD_TESTS=OFF > /dev/null
-cmake --build build-fuzz -j"$(nproc)" --target fuzz_safetensors fuzz_bert_config fuzz_tokenizer fuzz_dataset
+cmake --build build-fuzz -j"$(nproc)" --target fuzz_safetensors fuzz_bert_config fuzz_tokenizer fuzz_dataset fuzz_squad
 
-for target in fuzz_safetensors fuzz_bert_config fuzz_tokenizer fuzz_dataset; do
+for target in fuzz_safetensors fuzz_bert_config fuzz_tokenizer fuzz_dataset fuzz_squad; do
   work="build-fuzz/corpus/$target"
   mkdir -p "$work"
   cp -n fuzz/corpus/"$target"/* "$work"/

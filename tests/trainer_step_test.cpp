@@ -110,7 +110,8 @@ void expect_padding_changes_nothing(const fs::path& tsv, const BertConfig& confi
   std::vector<Encoding> encodings = encode_dataset(tokenizer, data, 16);
   TensorMap weights = testing::initial_weights(config, 11);
   auto backend = make_reference_backend();
-  ClassifierPrograms programs(config, TrainStepConfig{}, *backend, [](const std::string&) {});
+  ModelPrograms programs(TaskKind::classification, config, TrainStepConfig{}, *backend,
+                         [](const std::string&) {});
   const bool integer_labels = data.label_kind == LabelKind::classes;
   auto run = [&](size_t batch_size) {
     CollateOptions options;
