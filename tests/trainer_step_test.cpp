@@ -112,7 +112,7 @@ void expect_padding_changes_nothing(const fs::path& tsv, const BertConfig& confi
   TensorMap weights = testing::initial_weights(config, 11);
   auto backend = make_reference_backend();
   Runtime runtime(*backend);
-  ClassifierPrograms programs(config, TrainStepConfig{}, runtime);
+  ModelPrograms programs(TaskKind::classification, config, TrainStepConfig{}, runtime);
   const bool integer_labels = data.label_kind == LabelKind::classes;
   auto run = [&](size_t batch_size) {
     CollateOptions options;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kiln/io/dataset.h"
+#include "kiln/train/task.h"
 #include "kiln/train/trainer.h"
 
 namespace kiln::cli {
@@ -27,6 +28,12 @@ void add_bench_command(CLI::App& app);
 // Evaluates, prints the metrics table and writes eval_results.json / all_results.json.
 void report_evaluation(Trainer& trainer, const ClassificationDataset& data,
                        const TrainingArguments& args);
+// qa and mlm: evaluates, prints the metrics table (mlm adds run_mlm.py's perplexity) and
+// writes eval_results.json / all_results.json.
+void report_task_evaluation(Trainer& trainer, const TaskData& data, const TrainingArguments& args);
+// qa: predicts and writes output_dir/predictions.json (question id -> answer, as run_qa.py),
+// nbest_predictions.json and, for SQuAD v2.0, null_odds.json.
+void report_task_predictions(Trainer& trainer, const TaskData& data, const TrainingArguments& args);
 // Predicts and writes output_dir/predict_results.txt ("index\tprediction", as run_glue.py)
 // and predict_results.jsonl (label name and probabilities per example).
 void report_predictions(Trainer& trainer, const ClassificationDataset& data,

@@ -14,7 +14,11 @@ namespace {
 void run_evaluate(RunOptions& options) {
   options.args.do_eval = true;
   SavedModelRun run = open_saved_model(options, "evaluate", true, false);
-  report_evaluation(*run.trainer, *run.data.eval, options.args);
+  if (run.task_data.eval) {
+    report_task_evaluation(*run.trainer, *run.task_data.eval, options.args);
+  } else {
+    report_evaluation(*run.trainer, *run.data.eval, options.args);
+  }
 }
 
 }  // namespace
@@ -31,7 +35,9 @@ void report_evaluation(Trainer& trainer, const ClassificationDataset& data,
 void add_evaluate_command(CLI::App& app) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* command =
-      app.add_subcommand("evaluate", "Evaluate a trained text classifier on labelled data");
+      app.add_subcommand("evaluate",
+                         "Evaluate a trained model (--task classification, qa or mlm) on "
+                         "labelled data");
   add_run_flags(*command, *options);
   command->callback([options] { run_evaluate(*options); });
 }

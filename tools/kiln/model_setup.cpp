@@ -7,6 +7,7 @@
 #include "kiln/io/tokenizer_files.h"
 #include "kiln/ir/error.h"
 #include "kiln/models/bert.h"
+#include "kiln/train/task.h"
 #include "kiln/models/bert_pretrained.h"
 #include "setup.h"
 
@@ -77,40 +78,43 @@ ModelSetup load_model_config(const TrainingArguments& args) {
   check(model.tokenizer->vocab_size() <= model.config.vocab_size, "--tokenizer_name",
         "the tokenizer has ", model.tokenizer->vocab_size(),
         " tokens but the model's vocab_size is ", model.config.vocab_size);
+  // BertForQuestionAnswering's qa_outputs gives start and end logits: num_labels is 2.
+  if (task_kind(args.task) == TaskKind::question_answering && model.config.num_labels() != 2) {
+    model.config.set_num_labels(2);
+  }
   return model;
 }
 
 void load_model_weights(ModelSetup& model, const TrainingArguments& args, std::ostream& log) {
+  const TaskKind task = task_kind(args.task);
+  const std::string architecture = task_architecture(task);
   Graph graph;
-  BertBuildOptions options;
-  options.seq_len = 1;
-  options.with_labels = false;
-  BertClassifier classifier = bert_for_sequence_classification(graph, model.config, options);
+  ParameterSet params = task_parameters(task, graph, model.config);
   if (args.model_name_or_path) {
     const std::string& dir = *args.model_name_or_path;
-    LoadReport report = bert_load_weights(classifier.params, dir, /*strict=*/false);
+    LoadReport report = bert_load_weights(params, dir, /*strict=*/false);
     // transformers only warns about names it did not match; none matched is no BERT at all.
-    check(report.missing.size() < classifier.params.size(),
-          (fs::path(dir) / "model.safetensors").string(),
-          "none of its tensors is a parameter of BertForSequenceClassification (unexpected: ",
+    check(report.missing.size() < params.size(), (fs::path(dir) / "model.safetensors").string(),
+          "none of its tensors is a parameter of ", architecture, " (unexpected: ",
           name_list(report.unexpected), ")");
     if (!report.unexpected.empty()) {
       log << "Some weights of the model checkpoint at " << dir
-          << " were not used when initializing BertForSequenceClassification: "
-          << name_list(report.unexpected)
-          << "\n- This IS expected if you are initializing BertForSequenceClassification from "
-             "the checkpoint of a model trained on another task or with another architecture.\n";
+          << " were not used when initializing " << architecture << ": "
+          << name_list(report.unexpected) << "\n- This IS expected if you are initializing "
+          << architecture
+          << " from the checkpoint of a model trained on another task or with another "
+             "architecture.\n";
     }
     if (!report.missing.empty()) {
-      log << "Some weights of BertForSequenceClassification were not initialized from the model "
-             "checkpoint at "
-          << dir << " and are newly initialized: " << name_list(report.missing)
+      log << "Some weights of " << architecture
+          << " were not initialized from the model checkpoint at " << dir
+          << " and are newly initialized: " << name_list(report.missing)
           << "\nYou should probably TRAIN this model on a down-stream task to be able to use it "
              "for predictions and inference.\n";
     }
   }
-  classifier.params.initialize(args.seed);
-  model.weights = classifier.params.state_dict();
+  params.initialize(args.seed);
+  model.weights = params.state_dict();
   // Last of the model's checks, so that a broken data file or weights file is reported first.
   check(args.max_seq_length <= model.config.max_position_embeddings, config_source(args),
         "\"max_position_embeddings\" ", model.config.max_position_embeddings,

@@ -20,7 +20,11 @@ namespace fs = std::filesystem;
 void run_predict(RunOptions& options) {
   options.args.do_predict = true;
   SavedModelRun run = open_saved_model(options, "predict", false, true);
-  report_predictions(*run.trainer, *run.data.test, options.args);
+  if (run.task_data.test) {
+    report_task_predictions(*run.trainer, *run.task_data.test, options.args);
+  } else {
+    report_predictions(*run.trainer, *run.data.test, options.args);
+  }
 }
 
 }  // namespace
@@ -66,7 +70,9 @@ void report_predictions(Trainer& trainer, const ClassificationDataset& data,
 void add_predict_command(CLI::App& app) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* command = app.add_subcommand(
-      "predict", "Predict the labels of --test_file with a trained text classifier");
+      "predict",
+      "Predict the labels of --test_file with a trained text classifier, or the answers to its "
+      "questions with a --task qa model");
   add_run_flags(*command, *options);
   command->callback([options] { run_predict(*options); });
 }

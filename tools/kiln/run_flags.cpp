@@ -3,6 +3,7 @@
 #include "kiln/backends/pjrt/pjrt_backend.h"
 #include "kiln/backends/reference/reference_backend.h"
 #include "kiln/ir/error.h"
+#include "kiln/train/task.h"
 #include "kiln/train/training_arguments_cli.h"
 #include "setup.h"
 
@@ -26,8 +27,7 @@ void add_run_flags(CLI::App& command, RunOptions& options) {
 
 void finish_arguments(TrainingArguments& args) {
   training_arguments_post_init(args);
-  check(args.task == "classification", "--task", "'", args.task,
-        "' is not supported yet; the tasks are: classification");
+  task_kind(args.task);  // an unknown task is an error naming the flag
 }
 
 std::unique_ptr<Backend> make_backend(const TrainingArguments& args) {

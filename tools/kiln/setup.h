@@ -13,6 +13,7 @@
 #include "kiln/io/bert_config.h"
 #include "kiln/io/dataset.h"
 #include "kiln/io/tokenizer.h"
+#include "kiln/train/task.h"
 #include "kiln/train/train_step.h"
 #include "kiln/train/trainer.h"
 #include "kiln/train/training_arguments.h"
@@ -46,7 +47,8 @@ struct ModelSetup {
 // The tokenizer and config of --model_name_or_path, or of --config_name with --tokenizer_name.
 ModelSetup load_model_config(const TrainingArguments& args);
 
-// The weights of --model_name_or_path by name, reporting to `log` (as transformers) the
+// The weights of the --task model (BertForSequenceClassification, BertForQuestionAnswering or
+// BertForMaskedLM) from --model_name_or_path by name, reporting to `log` (as transformers) the
 // parameters newly initialised and the checkpoint tensors left unused; new parameters (and a
 // model from scratch) are initialised with --seed. Call once config.id2label is final. A
 // config whose max_position_embeddings is below --max_seq_length is an error naming it.
@@ -63,12 +65,26 @@ struct RunData {
 RunData load_run_data(const RunOptions& options, BertConfig& config, bool need_train,
                       bool need_eval, bool need_test, std::ostream& log);
 
+// The splits of a qa or mlm run (classification uses RunData): qa's training features and
+// evaluation/prediction features (QaEvalData), or mlm's masked text blocks or lines.
+struct TaskRunData {
+  std::unique_ptr<TaskData> train, eval, test;
+};
+
+// --task qa: SQuAD files (.json nested or flat, .jsonl flat) with --max_seq_length, --doc_stride
+// and the post-processing flags; --max_*_samples cut the questions, then the features, as
+// run_qa.py does. mlm: text files, the validation split of run_mlm.py, --line_by_line, and
+// --max_*_samples cutting the examples.
+TaskRunData load_task_data(const TrainingArguments& args, const Tokenizer& tokenizer,
+                           bool need_train, bool need_eval, bool need_test, std::ostream& log);
+
 // `kiln evaluate` and `kiln predict`: a Trainer on the trained model of --model_name_or_path
 // and the data the command needs (the evaluation or the test split). Members are destroyed in
 // reverse order, so the backend outlives the trainer.
 struct SavedModelRun {
   std::unique_ptr<Backend> backend;
-  RunData data;
+  RunData data;            // classification
+  TaskRunData task_data;   // qa, mlm
   std::unique_ptr<Trainer> trainer;
 };
 SavedModelRun open_saved_model(RunOptions& options, const std::string& command, bool need_eval,

@@ -1,5 +1,6 @@
-// `kiln train`: run_glue.py's main job: train (resuming a checkpoint when there is one), save
-// the model and the train metrics, then evaluate and predict when asked.
+// `kiln train`: the main job of run_glue.py, run_qa.py or run_mlm.py (--task): train (resuming a
+// checkpoint when there is one), save the model and the train metrics, then evaluate and predict
+// when asked.
 #include <filesystem>
 #include <iostream>
 
@@ -15,6 +16,29 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The model, the train metrics and the trainer state, as run_*.py save them after training.
+void finish_training(Trainer& trainer, const nlohmann::json& metrics, const TrainingArguments& args) {
+  trainer.save_model(args.output_dir);
+  std::cout << format_metrics_table("train", metrics);
+  save_metrics(args.output_dir, "train", metrics);
+  trainer_state_save(trainer.state(), (fs::path(args.output_dir) / "trainer_state.json").string());
+}
+
+// qa and mlm: the same job over TaskData.
+void run_task_train(const TrainingArguments& args, ModelSetup& model, Backend& backend,
+                    const std::optional<fs::path>& resume) {
+  TaskRunData data =
+      load_task_data(args, *model.tokenizer, true, args.do_eval, args.do_predict, std::cerr);
+  load_model_weights(model, args, std::cerr);
+  Trainer trainer(args, model.config, std::move(model.weights), std::move(*model.tokenizer),
+                  backend, std::cerr);
+  nlohmann::json metrics = trainer.train(*data.train, data.eval.get(), resume);
+  metrics["train_samples"] = data.train->size();
+  finish_training(trainer, metrics, args);
+  if (args.do_eval) report_task_evaluation(trainer, *data.eval, args);
+  if (args.do_predict) report_task_predictions(trainer, *data.test, args);
+}
+
 void run_train(RunOptions& options) {
   TrainingArguments& args = options.args;
   args.do_train = true;
@@ -27,6 +51,10 @@ void run_train(RunOptions& options) {
                  "`--overwrite_output_dir` to train from scratch.\n";
   }
   ModelSetup model = load_model_config(args);
+  if (task_kind(args.task) != TaskKind::classification) {
+    run_task_train(args, model, *backend, resume);
+    return;
+  }
   RunData data =
       load_run_data(options, model.config, true, args.do_eval, args.do_predict, std::cerr);
   load_model_weights(model, args, std::cerr);
@@ -43,10 +71,7 @@ void run_train(RunOptions& options) {
     throw ExitWith{128 + signal_number};
   }
   metrics["train_samples"] = data.train->size();
-  trainer.save_model(args.output_dir);
-  std::cout << format_metrics_table("train", metrics);
-  save_metrics(args.output_dir, "train", metrics);
-  trainer_state_save(trainer.state(), (fs::path(args.output_dir) / "trainer_state.json").string());
+  finish_training(trainer, metrics, args);
   if (args.do_eval) report_evaluation(trainer, *data.eval, args);
   if (args.do_predict) report_predictions(trainer, *data.test, args);
 }
@@ -56,7 +81,10 @@ void run_train(RunOptions& options) {
 void add_train_command(CLI::App& app) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* command = app.add_subcommand(
-      "train", "Train a text classifier (--task classification) as run_glue.py does");
+      "train",
+      "Train a text classifier (--task classification, as run_glue.py), an extractive question "
+      "answering model (--task qa, run_qa.py) or a masked language model (--task mlm, "
+      "run_mlm.py)");
   add_run_flags(*command, *options);
   command->callback([options] { run_train(*options); });
 }

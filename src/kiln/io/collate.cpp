@@ -72,10 +72,8 @@ size_t bucket_length(size_t longest, const CollateOptions& options) {
   return options.max_seq_length;
 }
 
-Batch collate_batch(std::span<const Encoding> encodings, const ClassificationDataset& dataset,
-                    std::span<const size_t> indices, const CollateOptions& options) {
-  check(encodings.size() == dataset.size(), "collate", encodings.size(), " encodings for ",
-        dataset.size(), " examples of ", dataset.source);
+Batch collate_inputs(std::span<const Encoding> encodings, std::span<const size_t> indices,
+                     const CollateOptions& options, const std::function<std::string(size_t)>& where) {
   check(!indices.empty() && indices.size() <= options.batch_size, "collate", indices.size(),
         " examples for a batch of ", options.batch_size);
   check(options.index_dtype == DType::i32 || options.index_dtype == DType::i64, "collate",
@@ -90,9 +88,9 @@ Batch collate_batch(std::span<const Encoding> encodings, const ClassificationDat
     const Encoding& encoding = encodings[index];
     check(encoding.type_ids.size() == encoding.ids.size() &&
               (encoding.attention_mask.empty() || encoding.attention_mask.size() == encoding.ids.size()),
-          dataset.where(index), "encoding with ", encoding.ids.size(), " ids, ",
+          where(index), "encoding with ", encoding.ids.size(), " ids, ",
           encoding.type_ids.size(), " type ids and ", encoding.attention_mask.size(), " mask values");
-    check(encoding.ids.size() <= options.max_seq_length, dataset.where(index), "example has ",
+    check(encoding.ids.size() <= options.max_seq_length, where(index), "example has ",
           encoding.ids.size(), " tokens, more than max_seq_length ", options.max_seq_length,
           " (tokenize with truncation)");
     longest = std::max(longest, encoding.ids.size());
@@ -107,6 +105,15 @@ Batch collate_batch(std::span<const Encoding> encodings, const ClassificationDat
   } else {
     fill_inputs<int64_t>(batch, encodings, options);
   }
+  return batch;
+}
+
+Batch collate_batch(std::span<const Encoding> encodings, const ClassificationDataset& dataset,
+                    std::span<const size_t> indices, const CollateOptions& options) {
+  check(encodings.size() == dataset.size(), "collate", encodings.size(), " encodings for ",
+        dataset.size(), " examples of ", dataset.source);
+  Batch batch = collate_inputs(encodings, indices, options,
+                               [&](size_t index) { return dataset.where(index); });
 
   Shape rows = {static_cast<int64_t>(options.batch_size)};
   if (dataset.label_kind == LabelKind::classes) {

@@ -5,7 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
 #include <span>
 #include <vector>
 
@@ -52,6 +54,11 @@ struct Batch {
   size_t real_examples = 0;     // rows [0, real_examples) are examples, the rest padding
   std::vector<size_t> indices;  // the dataset index of each real row
 };
+
+// The inputs of the encodings `indices` (1 to batch_size of them) padded to their bucket, without
+// labels; `where(i)` names encoding i in errors (an encoding longer than max_seq_length).
+Batch collate_inputs(std::span<const Encoding> encodings, std::span<const size_t> indices,
+                     const CollateOptions& options, const std::function<std::string(size_t)>& where);
 
 // The batch of the examples `indices` (1 to batch_size of them) of `dataset`, whose
 // tokenized forms are `encodings` (one per example, as encode_dataset makes them).

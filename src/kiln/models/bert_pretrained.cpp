@@ -24,6 +24,13 @@ std::string rename_legacy(std::string name) {
 
 }  // namespace
 
+std::string bert_architecture(const ParameterSet& params) {
+  if (params.contains("classifier.weight")) return "BertForSequenceClassification";
+  if (params.contains("qa_outputs.weight")) return "BertForQuestionAnswering";
+  if (params.contains("cls.predictions.bias")) return "BertForMaskedLM";
+  return "BertModel";
+}
+
 std::map<std::string, Tensor> bert_adapt_state_dict(std::map<std::string, Tensor> tensors,
                                                     const ParameterSet& params) {
   bool model_prefixed = false, checkpoint_prefixed = false;
@@ -31,10 +38,19 @@ std::map<std::string, Tensor> bert_adapt_state_dict(std::map<std::string, Tensor
     model_prefixed |= starts_with_prefix(param.name);
   for (const auto& [name, tensor] : tensors) checkpoint_prefixed |= starts_with_prefix(name);
 
+  // Older masked-LM checkpoints also store the decoder tied to the word embeddings, and its bias
+  // under a second name; a model with the masked-LM head ties them instead.
+  const bool tied_decoder = params.contains("cls.predictions.bias");
+  const bool has_bias = tensors.contains("cls.predictions.bias");
   std::map<std::string, Tensor> out;
   for (auto& [name, tensor] : tensors) {
     if (name.ends_with("embeddings.position_ids") || name.ends_with("embeddings.token_type_ids")) {
       continue;  // non-persistent buffers in transformers; not weights
+    }
+    if (tied_decoder && name == "cls.predictions.decoder.weight") continue;
+    if (tied_decoder && name == "cls.predictions.decoder.bias") {
+      if (!has_bias) out.emplace("cls.predictions.bias", std::move(tensor));
+      continue;
     }
     std::string key = rename_legacy(name);
     if (model_prefixed && !checkpoint_prefixed && !params.contains(key)) {
@@ -65,8 +81,7 @@ void bert_save_pretrained(const std::string& folder, BertConfig config,
   fs::create_directories(folder, error);
   check(!error, folder, "cannot create the folder: ", error.message());
   if (config.architectures.empty()) {
-    config.architectures = {params.contains("classifier.weight") ? "BertForSequenceClassification"
-                                                                 : "BertModel"};
+    config.architectures = {bert_architecture(params)};
   }
   config.torch_dtype = params.dtype() == DType::f32    ? "float32"
                        : params.dtype() == DType::bf16 ? "bfloat16"

@@ -12,18 +12,23 @@ namespace kiln {
 
 // What transformers does to checkpoint names before matching them: legacy "LayerNorm.gamma/beta"
 // become ".weight/.bias"; the embeddings' position_ids/token_type_ids buffers some checkpoints
-// carry are dropped; the "bert." prefix is added when a bare BertModel checkpoint meets a model
+// carry are dropped; the masked-LM decoder's weight and bias that older checkpoints store beside
+// the tied word embeddings and cls.predictions.bias are dropped (or the bias renamed) for a model
+// with that head; the "bert." prefix is added when a bare BertModel checkpoint meets a model
 // with a head, and removed in the opposite case.
 std::map<std::string, Tensor> bert_adapt_state_dict(std::map<std::string, Tensor> tensors,
                                                     const ParameterSet& params);
+
+// The transformers class whose parameters these are: BertForSequenceClassification (a classifier),
+// BertForQuestionAnswering (qa_outputs), BertForMaskedLM (cls.predictions), else BertModel.
+std::string bert_architecture(const ParameterSet& params);
 
 // Loads a .safetensors file, or <folder>/model.safetensors, into `params` (see
 // ParameterSet::load for `strict`); errors name the file and the tensor.
 LoadReport bert_load_weights(ParameterSet& params, const std::string& path, bool strict = true);
 
 // Writes <folder>/config.json and <folder>/model.safetensors (metadata format "pt"), each
-// atomically, creating the folder. An empty config.architectures is filled from the parameters
-// (BertForSequenceClassification when there is a classifier, else BertModel).
+// atomically, creating the folder. An empty config.architectures is filled by bert_architecture.
 void bert_save_pretrained(const std::string& folder, BertConfig config, const ParameterSet& params);
 
 }  // namespace kiln

@@ -23,8 +23,9 @@ struct Linear {
 
 // torch.nn.Embedding: weight [count, dim], normal(init_std) with the padding_idx row zero.
 // torch also zeroes the padding row's gradient; a plain gather cannot (the IR has no
-// stop-gradient). In BERT the two agree while padding ids sit only at masked positions, whose
-// gradient is zero.
+// stop-gradient). In BERT the two agree while padding ids sit only at positions whose outputs
+// the loss never sees (classification, masked LM); the question-answering loss does see the
+// logits of padding positions, so there the padding row gets a gradient that torch drops.
 struct Embedding {
   Value weight;
 

@@ -17,6 +17,7 @@
 #include "kiln/io/dataset_order.h"
 #include "kiln/ir/error.h"
 #include "kiln/train/checkpoint.h"
+#include "kiln/train/classification_data.h"
 #include "kiln/train/log_jsonl.h"
 #include "kiln/train/log_metrics.h"
 #include "kiln/train/log_progress.h"
@@ -53,16 +54,17 @@ int64_t real_tokens(const Tensor& attention_mask) {
 Trainer::Trainer(TrainingArguments args, BertConfig config, TensorMap weights, Tokenizer tokenizer,
                  Backend& backend, std::ostream& log)
     : args_(std::move(args)),
+      task_(task_kind(args_.task)),
       config_(std::move(config)),
       tokenizer_(std::move(tokenizer)),
       log_(log),
       train_state_(TrainState::start(std::move(weights))),
       runtime_(backend, [this](const std::string& line) { note(line); }),
-      programs_(config_, step_config(args_), runtime_) {
+      programs_(task_, config_, step_config(args_), runtime_) {
   check(args_.max_seq_length <= config_.max_position_embeddings, "--max_seq_length",
         args_.max_seq_length, " is longer than the model's max_position_embeddings ",
         config_.max_position_embeddings);
-  config_.architectures = {"BertForSequenceClassification"};
+  config_.architectures = {task_architecture(task_)};
   // HF's floating_point_ops counts the parameters outside the embeddings.
   for (const auto& [name, value] : train_state_.params) {
     if (name.find("embeddings.") == std::string::npos) non_embedding_params_ += value.numel();
@@ -89,28 +91,24 @@ CollateOptions Trainer::collate_options(int64_t batch_size) const {
   return options;
 }
 
-TensorMap Trainer::batch_feeds(const Batch& batch) const {
-  TensorMap feeds = {{"input_ids", batch.input_ids},
-                     {"token_type_ids", batch.token_type_ids},
-                     {"attention_mask", batch.attention_mask}};
-  if (batch.labels) feeds.emplace("labels", *batch.labels);
-  return feeds;
+void Trainer::check_labels(const ClassificationDataset& data, const std::string& where) const {
+  check(data.num_labels() == config_.num_labels(), where, "the data has ", data.num_labels(),
+        " labels, the model ", config_.num_labels());
 }
 
-TrainingPlan Trainer::start_run(const ClassificationDataset& train_data,
-                                const ClassificationDataset* eval_data,
+TrainingPlan Trainer::start_run(const TaskData& train_data, const TaskData* eval_data,
                                 const std::optional<fs::path>& resume) {
-  check(train_data.label_kind != LabelKind::none, train_data.source,
-        "training data needs a label column");
-  check(train_data.num_labels() == config_.num_labels(), train_data.source, "the data has ",
-        train_data.num_labels(), " labels, the model ", config_.num_labels());
+  check(train_data.has_labels(), train_data.source(), "training data needs labels");
+  check(train_data.size() > 0, train_data.source(), "no training examples");
   check(args_.eval_strategy == IntervalStrategy::no || eval_data != nullptr, "--eval_strategy",
         "evaluating during training needs evaluation data (--validation_file, or "
         "--validation_split_percentage above 0)");
   eval_data_ = eval_data;
-  integer_labels_ = train_data.label_kind == LabelKind::classes;
+  integer_labels_ = train_data.integer_labels();
   // What transformers' forward records on its first batch with labels, and then saves.
-  if (!config_.problem_type) config_.problem_type = bert_problem_type(config_, integer_labels_);
+  if (task_ == TaskKind::classification && !config_.problem_type) {
+    config_.problem_type = bert_problem_type(config_, integer_labels_);
+  }
   const int64_t batch_size = args_.per_device_train_batch_size;
   const auto examples = static_cast<int64_t>(train_data.size());
   batches_per_epoch_ =
@@ -163,14 +161,24 @@ TrainingPlan Trainer::start_run(const ClassificationDataset& train_data,
 nlohmann::json Trainer::train(const ClassificationDataset& train_data,
                               const ClassificationDataset* eval_data,
                               const std::optional<fs::path>& resume) {
+  check(train_data.label_kind != LabelKind::none, train_data.source,
+        "training data needs a label column");
+  check_labels(train_data, train_data.source);
+  const auto max_length = static_cast<size_t>(args_.max_seq_length);
+  ClassificationData train_rows(train_data, tokenizer_, max_length);
+  std::optional<ClassificationData> eval_rows;
+  if (eval_data) eval_rows.emplace(*eval_data, tokenizer_, max_length);
+  return train(train_rows, eval_rows ? &*eval_rows : nullptr, resume);
+}
+
+nlohmann::json Trainer::train(const TaskData& train_data, const TaskData* eval_data,
+                              const std::optional<fs::path>& resume) {
   const auto start = std::chrono::steady_clock::now();
   const TrainingPlan plan = start_run(train_data, eval_data, resume);
   const int64_t first_step = state_.global_step;
-  std::vector<Encoding> encodings =
-      encode_dataset(tokenizer_, train_data, static_cast<size_t>(args_.max_seq_length));
   for (int64_t epoch = position_.epoch;
        epoch < plan.num_train_epochs && state_.global_step < plan.max_steps; ++epoch) {
-    run_epoch(train_data, encodings, epoch);
+    run_epoch(train_data, epoch);
     flow_on_epoch_end(args_, control_);
     maybe_log_save_evaluate();
     if (control_.should_training_stop) break;
@@ -211,8 +219,7 @@ nlohmann::json Trainer::train(const ClassificationDataset& train_data,
   return metrics;
 }
 
-void Trainer::run_epoch(const ClassificationDataset& data, const std::vector<Encoding>& encodings,
-                        int64_t epoch) {
+void Trainer::run_epoch(const TaskData& data, int64_t epoch) {
   const auto batch_size = static_cast<size_t>(args_.per_device_train_batch_size);
   const CollateOptions collate = collate_options(args_.per_device_train_batch_size);
   std::vector<size_t> order = sampler_order(data.size(), position_.data_seed, epoch);
@@ -238,23 +245,22 @@ void Trainer::run_epoch(const ClassificationDataset& data, const std::vector<Enc
     int64_t tokens = 0;
     StepResult result;
     for (size_t micro = 0; micro < window; ++micro, ++next) {
-      Batch batch = collate_batch(encodings, data, batches[next], collate);
-      TensorMap feeds = batch_feeds(batch);
+      TensorMap feeds = data.collate(batches[next], collate, true, epoch);
+      const Tensor& input_ids = feeds.at("input_ids");
       feeds["dropout_seed"] = dropout_seed;
       // The global micro-step: a resumed run redraws the same masks.
       feeds["dropout_offset"] = Tensor::scalar(
           DType::i64, static_cast<double>(epoch * batches_per_epoch_ + static_cast<int64_t>(next)));
       TrainStep& step =
-          programs_.train_step(batch.input_ids.shape(), collate.index_dtype, integer_labels_);
+          programs_.train_step(input_ids.shape(), collate.index_dtype, integer_labels_);
       if (micro + 1 < window) {
         loss_sum += step.accumulate(train_state_, feeds, scale);
       } else {
         result = step.update(train_state_, feeds, learning_rate, scale);
         loss_sum += result.loss;
       }
-      tokens += real_tokens(batch.attention_mask);
-      state_.total_flos +=
-          6.0 * static_cast<double>(batch.input_ids.numel() * non_embedding_params_);
+      tokens += real_tokens(feeds.at("attention_mask"));
+      state_.total_flos += 6.0 * static_cast<double>(input_ids.numel() * non_embedding_params_);
     }
     double step_loss = loss_sum / static_cast<double>(window);
     if (!result.nonfinite.empty() || !std::isfinite(step_loss)) {

@@ -1,5 +1,6 @@
-// transformers.Trainer for BERT sequence classification: the training loop over compiled step
-// programs, evaluation, checkpoints and resuming, callbacks and early stopping, logging.
+// transformers.Trainer for BERT: the training loop over compiled step programs, evaluation,
+// checkpoints and resuming, callbacks and early stopping, logging; for the task that
+// args.task names (classification, qa or mlm; see task.h), whose data come as TaskData.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include "kiln/io/dataset.h"
 #include "kiln/io/tokenizer.h"
 #include "kiln/train/checkpoint_state.h"
+#include "kiln/train/task.h"
 #include "kiln/train/lr_schedule.h"
 #include "kiln/train/train_step.h"
 #include "kiln/train/trainer_callbacks.h"
@@ -39,7 +41,7 @@ struct PredictionOutput {
 
 class Trainer {
  public:
-  // `weights` holds every parameter of config's BertForSequenceClassification by Hugging Face
+  // `weights` holds every parameter of the task's model (task_parameters) by Hugging Face
   // name; `tokenizer` is saved beside the model. Messages (checkpoints, compiles, logs, the
   // progress bar unless args.disable_tqdm) go to `log`. `args` must have passed post-init.
   // Programs compile through a runtime of the trainer's own on `backend`.
@@ -61,11 +63,20 @@ class Trainer {
   nlohmann::json train(const ClassificationDataset& train_data,
                        const ClassificationDataset* eval_data,
                        const std::optional<std::filesystem::path>& resume = std::nullopt);
+  // The same for any task's data (which must outlive the call).
+  nlohmann::json train(const TaskData& train_data, const TaskData* eval_data,
+                       const std::optional<std::filesystem::path>& resume = std::nullopt);
 
   // `prefix`_loss (mean over the examples), _accuracy and _f1 (classes) or _mse (regression),
   // _runtime, _samples_per_second, _steps_per_second, and epoch when training has run; logged
   // like HF's Trainer.evaluate.
   nlohmann::json evaluate(const ClassificationDataset& data, const std::string& prefix = "eval");
+  // Any task: `prefix`_loss when the data has labels, then the data's metrics, prefixed.
+  nlohmann::json evaluate(const TaskData& data, const std::string& prefix = "eval");
+
+  // The forward pass without dropout over every row of `data`, in order (rows of padding
+  // dropped); the loss when with_labels.
+  ForwardOutputs forward(const TaskData& data, bool with_labels);
 
   // Logits and predictions for every example; metrics under "test_" when it has labels.
   PredictionOutput predict(const ClassificationDataset& data);
@@ -86,23 +97,19 @@ class Trainer {
  private:
   // trainer.cpp: the loop. start_run checks the data, plans the steps, sets up the state (or
   // restores it from `resume`) and the reporters.
-  TrainingPlan start_run(const ClassificationDataset& train_data,
-                         const ClassificationDataset* eval_data,
+  TrainingPlan start_run(const TaskData& train_data, const TaskData* eval_data,
                          const std::optional<std::filesystem::path>& resume);
-  void run_epoch(const ClassificationDataset& data, const std::vector<Encoding>& encodings,
-                 int64_t epoch);
-  TensorMap batch_feeds(const Batch& batch) const;
+  void run_epoch(const TaskData& data, int64_t epoch);
   // A step whose loss or gradient norm is not finite: an Error (--nan_inf_strategy stop) or a
   // warning (skip); returns the loss to count in the logged average.
   double handle_nonfinite(double step_loss, const StepResult& result);
   CollateOptions collate_options(int64_t batch_size) const;
+  // The data has as many labels as the model; errors name `where`.
+  void check_labels(const ClassificationDataset& data, const std::string& where) const;
   // trainer_log.cpp: logging and the log/evaluate/save decisions.
   void log(nlohmann::json logs);
   void note(const std::string& line);
   void maybe_log_save_evaluate();
-  // trainer_evaluate.cpp: the forward pass over a dataset.
-  struct ForwardResult;
-  ForwardResult forward_all(const ClassificationDataset& data, bool with_labels);
   // trainer_checkpoint.cpp.
   void save_checkpoint();
   RngState resume_from(const std::filesystem::path& folder);
@@ -111,18 +118,19 @@ class Trainer {
   void load_weights(const std::string& file);
 
   TrainingArguments args_;
+  TaskKind task_;
   BertConfig config_;
   Tokenizer tokenizer_;
   std::ostream& log_;
   TrainState train_state_;
   Runtime runtime_;
-  ClassifierPrograms programs_;
+  ModelPrograms programs_;
   TrainerState state_;
   TrainerControl control_;
   std::vector<std::shared_ptr<TrainerCallback>> callbacks_;
 
   // The run in progress (train()).
-  const ClassificationDataset* eval_data_ = nullptr;
+  const TaskData* eval_data_ = nullptr;
   std::optional<LrSchedule> schedule_;
   RngState position_;
   bool integer_labels_ = true;

@@ -16,12 +16,9 @@ namespace fs = std::filesystem;
 void Trainer::save_model(const std::string& folder) const {
   // A shape-independent ParameterSet holding the current weights, for save_pretrained.
   Graph graph;
-  BertBuildOptions options;
-  options.seq_len = 1;
-  options.with_labels = false;
-  BertClassifier model = bert_for_sequence_classification(graph, config_, options);
-  model.params.load(train_state_.params, "trainer");
-  bert_save_pretrained(folder, config_, model.params);
+  ParameterSet params = task_parameters(task_, graph, config_);
+  params.load(train_state_.params, "trainer");
+  bert_save_pretrained(folder, config_, params);
   tokenizer_save(tokenizer_, folder);
   training_arguments_write_json((fs::path(folder) / kTrainingArgsName).string(), args_);
 }

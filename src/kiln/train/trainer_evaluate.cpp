@@ -1,48 +1,41 @@
-// The Trainer's evaluation and prediction: forward passes without dropout over a dataset in
-// file order, eval loss as a mean over the real examples, metrics as run_glue.py computes them.
+// The Trainer's evaluation and prediction: forward passes without dropout over a split in file
+// order, eval loss as a mean over the real rows, and the task's metrics.
 #include <chrono>
 
 #include "kiln/ir/error.h"
+#include "kiln/train/classification_data.h"
 #include "kiln/train/log_metrics.h"
 #include "kiln/train/trainer.h"
 #include "kiln/train/trainer_metrics.h"
 
 namespace kiln {
 
-struct Trainer::ForwardResult {
-  std::vector<double> logits;  // [examples, num_labels]
-  double loss_sum = 0.0;       // batch losses weighted by their real examples
-  int64_t batches = 0;
-  double seconds = 0.0;
-};
-
-Trainer::ForwardResult Trainer::forward_all(const ClassificationDataset& data, bool with_labels) {
+ForwardOutputs Trainer::forward(const TaskData& data, bool with_labels) {
   const auto start = std::chrono::steady_clock::now();
-  check(data.size() > 0, data.source, "has no examples");
-  if (with_labels) {
-    check(data.label_kind != LabelKind::none, data.source, "has no label column");
-    check(data.num_labels() == config_.num_labels(), data.where(0), "the data has ",
-          data.num_labels(), " labels, the model ", config_.num_labels());
-  }
-  const bool integer_labels = data.label_kind != LabelKind::regression;
-  std::vector<Encoding> encodings =
-      encode_dataset(tokenizer_, data, static_cast<size_t>(args_.max_seq_length));
+  check(data.size() > 0, data.source(), "has no examples");
+  check(!with_labels || data.has_labels(), data.source(), "has no labels");
   const CollateOptions collate = collate_options(args_.per_device_eval_batch_size);
   std::vector<size_t> order(data.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  ForwardResult result;
-  const int64_t labels = config_.num_labels();
-  for (const std::vector<size_t>& indices : epoch_batches(order, collate.batch_size, false)) {
-    Batch batch = collate_batch(encodings, data, indices, collate);
-    TensorMap feeds = batch_feeds(batch);
-    if (!with_labels) feeds.erase("labels");
+  ForwardOutputs result;
+  for (const std::vector<size_t>& rows : epoch_batches(order, collate.batch_size, false)) {
+    TensorMap feeds = data.collate(rows, collate, with_labels, /*epoch=*/-1);
     std::vector<Tensor> outputs =
-        programs_.forward(train_state_.params, feeds, with_labels, integer_labels);
-    for (int64_t i = 0; i < static_cast<int64_t>(batch.real_examples) * labels; ++i) {
-      result.logits.push_back(outputs[0].get(i));
+        programs_.forward(train_state_.params, feeds, with_labels, data.integer_labels());
+    const size_t count = outputs.size() - (with_labels ? 1 : 0);
+    result.rows.resize(count);
+    for (size_t k = 0; k < count; ++k) {
+      const Tensor& out = outputs[k];
+      const int64_t width = out.numel() / out.shape()[0];
+      for (size_t r = 0; r < rows.size(); ++r) {
+        std::vector<float>& row = result.rows[k].emplace_back(static_cast<size_t>(width));
+        for (int64_t j = 0; j < width; ++j) {
+          row[static_cast<size_t>(j)] = static_cast<float>(out.get(static_cast<int64_t>(r) * width + j));
+        }
+      }
     }
     if (with_labels) {
-      result.loss_sum += outputs[1].get(0) * static_cast<double>(batch.real_examples);
+      result.loss_sum += outputs.back().get(0) * static_cast<double>(rows.size());
     }
     ++result.batches;
   }
@@ -51,18 +44,22 @@ Trainer::ForwardResult Trainer::forward_all(const ClassificationDataset& data, b
 }
 
 nlohmann::json Trainer::evaluate(const ClassificationDataset& data, const std::string& prefix) {
-  ForwardResult result = forward_all(data, true);
-  const auto examples = static_cast<int64_t>(data.size());
-  nlohmann::json metrics = {{prefix + "_loss", result.loss_sum / static_cast<double>(examples)}};
-  nlohmann::json scores;
-  if (data.label_kind == LabelKind::regression) {
-    scores = regression_metrics(result.logits, data.label_values);
-  } else {
-    scores = classification_metrics(argmax_rows(result.logits, config_.num_labels()),
-                                    data.label_ids, config_.num_labels());
-  }
+  check(data.size() > 0, data.source, "has no examples");
+  check(data.label_kind != LabelKind::none, data.source, "has no label column");
+  check_labels(data, data.where(0));
+  ClassificationData rows(data, tokenizer_, static_cast<size_t>(args_.max_seq_length));
+  return evaluate(rows, prefix);
+}
+
+nlohmann::json Trainer::evaluate(const TaskData& data, const std::string& prefix) {
+  const bool with_labels = data.has_labels();
+  ForwardOutputs result = forward(data, with_labels);
+  const auto rows = static_cast<int64_t>(data.size());
+  nlohmann::json metrics = nlohmann::json::object();
+  if (with_labels) metrics[prefix + "_loss"] = result.loss_sum / static_cast<double>(rows);
+  const nlohmann::json scores = data.metrics(result);
   for (const auto& [key, value] : scores.items()) metrics[prefix + "_" + key] = value;
-  metrics.update(speed_metrics(prefix, result.seconds, examples, result.batches));
+  metrics.update(speed_metrics(prefix, result.seconds, rows, result.batches));
   log(metrics);
   if (state_.epoch) metrics["epoch"] = *state_.epoch;
   for (const auto& callback : callbacks_) callback->on_evaluate(args_, state_, control_, metrics);
@@ -71,10 +68,13 @@ nlohmann::json Trainer::evaluate(const ClassificationDataset& data, const std::s
 
 PredictionOutput Trainer::predict(const ClassificationDataset& data) {
   const bool with_labels = data.label_kind != LabelKind::none;
-  ForwardResult result = forward_all(data, with_labels);
+  check(data.size() > 0, data.source, "has no examples");
+  if (with_labels) check_labels(data, data.where(0));
+  ClassificationData rows(data, tokenizer_, static_cast<size_t>(args_.max_seq_length));
+  ForwardOutputs result = forward(rows, with_labels);
   PredictionOutput out;
   out.num_labels = config_.num_labels();
-  out.logits = std::move(result.logits);
+  out.logits = ClassificationData::logits(result);
   const bool regression =
       data.label_kind == LabelKind::regression || bert_problem_type(config_, true) == "regression";
   if (regression) {

@@ -1,24 +1,24 @@
-// Per-shape BERT classifier graphs, their training steps and forward programs.
+// Per-shape graphs of the task's model, their training steps and forward programs.
 #include "kiln/train/trainer_programs.h"
 
 #include "kiln/ir/error.h"
 
 namespace kiln {
 
-struct ClassifierPrograms::Entry {
+struct ModelPrograms::Entry {
   Graph graph;
-  std::unique_ptr<BertClassifier> model;
+  TaskModel model;
   std::unique_ptr<TrainStep> step;  // training entries
 };
 
-ClassifierPrograms::ClassifierPrograms(BertConfig config, TrainStepConfig step_config,
-                                       Runtime& runtime)
-    : config_(std::move(config)), step_config_(step_config), runtime_(runtime) {}
+ModelPrograms::ModelPrograms(TaskKind task, BertConfig config, TrainStepConfig step_config,
+                             Runtime& runtime)
+    : task_(task), config_(std::move(config)), step_config_(step_config), runtime_(runtime) {}
 
-ClassifierPrograms::~ClassifierPrograms() = default;
+ModelPrograms::~ModelPrograms() = default;
 
-ClassifierPrograms::Entry& ClassifierPrograms::entry(const Key& key, DType index_dtype,
-                                                     bool integer_labels) {
+ModelPrograms::Entry& ModelPrograms::entry(const Key& key, DType index_dtype,
+                                           bool integer_labels) {
   if (auto found = entries_.find(key); found != entries_.end()) return *found->second;
   auto [training, batch, length, with_labels] = key;
   auto made = std::make_unique<Entry>();
@@ -29,29 +29,27 @@ ClassifierPrograms::Entry& ClassifierPrograms::entry(const Key& key, DType index
   options.training = training;
   options.with_labels = with_labels;
   options.integer_labels = integer_labels;
-  made->model = std::make_unique<BertClassifier>(
-      bert_for_sequence_classification(made->graph, config_, options));
+  made->model = build_task_model(task_, made->graph, config_, options);
   if (training) {
-    const ParameterSet& params = made->model->params;
-    made->step = std::make_unique<TrainStep>(made->graph, made->model->loss, params.values(),
-                                             params.decay_flags(), step_config_, runtime_);
+    made->step = std::make_unique<TrainStep>(made->graph, made->model.loss, made->model.params,
+                                             made->model.decay, step_config_, runtime_);
   }
   return *entries_.emplace(key, std::move(made)).first->second;
 }
 
-TrainStep& ClassifierPrograms::train_step(const Shape& batch_shape, DType index_dtype,
-                                          bool integer_labels) {
+TrainStep& ModelPrograms::train_step(const Shape& batch_shape, DType index_dtype,
+                                     bool integer_labels) {
   check(batch_shape.size() == 2, "trainer", "batches must be [batch, length]");
   return *entry({true, batch_shape[0], batch_shape[1], true}, index_dtype, integer_labels).step;
 }
 
-std::vector<Tensor> ClassifierPrograms::forward(const TensorMap& params, const TensorMap& feeds,
-                                                bool with_labels, bool integer_labels) {
+std::vector<Tensor> ModelPrograms::forward(const TensorMap& params, const TensorMap& feeds,
+                                           bool with_labels, bool integer_labels) {
   const Tensor& ids = feeds.at("input_ids");
   Entry& found =
       entry({false, ids.shape()[0], ids.shape()[1], with_labels}, ids.dtype(), integer_labels);
-  std::vector<Value> outputs = {found.model->logits};
-  if (with_labels) outputs.push_back(found.model->loss);
+  std::vector<Value> outputs = found.model.outputs;
+  if (with_labels) outputs.push_back(found.model.loss);
   // Evaluation runs with the training step's compiler options: bf16 too, as HF's autocast.
   return runtime_
       .compile(found.graph, outputs, CompileSpec{step_config_.compile, {}}, "forward pass")

@@ -1,28 +1,31 @@
-// The programs of a classification run: a BERT graph per batch shape (one per bucket length),
+// The programs of a run: a graph of the task's model per batch shape (one per bucket length),
 // built the first time a shape is seen, with its training step or its forward pass compiled
 // through the runtime (which counts and explains every compile).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <tuple>
 #include <vector>
 
-#include "kiln/models/bert.h"
+#include "kiln/runtime/runtime.h"
+#include "kiln/train/task.h"
 #include "kiln/train/train_step.h"
 
 namespace kiln {
 
-class ClassifierPrograms {
+class ModelPrograms {
  public:
-  ClassifierPrograms(BertConfig config, TrainStepConfig step_config, Runtime& runtime);
-  ~ClassifierPrograms();
+  ModelPrograms(TaskKind task, BertConfig config, TrainStepConfig step_config, Runtime& runtime);
+  ~ModelPrograms();
 
-  // The training step for batches shaped as feeds' input_ids; labels are class ids or, with
-  // integer_labels false, float regression targets.
+  // The training step for batches of `batch_shape` ([batch, length]); labels are class ids or,
+  // with integer_labels false, float regression targets.
   TrainStep& train_step(const Shape& batch_shape, DType index_dtype, bool integer_labels);
 
-  // The forward pass without dropout at `params`: {logits} or {logits, loss} with labels.
+  // The forward pass without dropout at `params`: the task model's outputs, then the loss
+  // when with_labels.
   std::vector<Tensor> forward(const TensorMap& params, const TensorMap& feeds, bool with_labels,
                               bool integer_labels);
 
@@ -33,6 +36,7 @@ class ClassifierPrograms {
   using Key = std::tuple<bool, int64_t, int64_t, bool>;  // training, batch, length, labels
   Entry& entry(const Key& key, DType index_dtype, bool integer_labels);
 
+  TaskKind task_;
   BertConfig config_;
   TrainStepConfig step_config_;
   Runtime& runtime_;

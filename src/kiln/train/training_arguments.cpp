@@ -10,6 +10,7 @@
 #include <ctime>
 #include <filesystem>
 #include <sstream>
+#include <utility>
 
 #include "kiln/compiler/options.h"
 #include "kiln/ir/error.h"
@@ -128,6 +129,18 @@ void check_ranges(const TrainingArguments& args) {
   check(args.validation_split_percentage >= 0 && args.validation_split_percentage < 100,
         "--validation_split_percentage", "must lie in [0, 100): ",
         args.validation_split_percentage);
+  for (auto [flag, value] : {std::pair{"--max_train_samples", args.max_train_samples},
+                             std::pair{"--max_eval_samples", args.max_eval_samples},
+                             std::pair{"--max_predict_samples", args.max_predict_samples}}) {
+    check(!value || *value >= 1, flag, "must be positive: ", value.value_or(0));
+  }
+  check(args.doc_stride >= 0 && (args.task != "qa" || args.doc_stride < args.max_seq_length),
+        "--doc_stride", "must lie in [0, max_seq_length): ", args.doc_stride);
+  check(args.n_best_size >= 1, "--n_best_size", "must be positive: ", args.n_best_size);
+  check(args.max_answer_length >= 1, "--max_answer_length", "must be positive: ",
+        args.max_answer_length);
+  check(args.mlm_probability >= 0 && args.mlm_probability <= 1, "--mlm_probability",
+        "must lie in [0, 1]: ", args.mlm_probability);
   check(args.learning_rate >= 0, "--learning_rate", "Invalid learning rate: ", args.learning_rate);
   check(args.adam_epsilon >= 0, "--adam_epsilon", "Invalid epsilon value: ", args.adam_epsilon);
   check(args.adam_beta1 >= 0 && args.adam_beta1 < 1, "--adam_beta1",

@@ -42,6 +42,19 @@ struct TrainingArguments {
   bool pad_to_max_length = false;
   // Percent of the train file held out for evaluation when no validation file is given (run_mlm.py).
   int64_t validation_split_percentage = 5;
+  // The first this many examples of each split, as run_qa.py / run_mlm.py cut them.
+  std::optional<int64_t> max_train_samples;
+  std::optional<int64_t> max_eval_samples;
+  std::optional<int64_t> max_predict_samples;
+  // Question answering (run_qa.py).
+  int64_t doc_stride = 128;
+  bool version_2_with_negative = false;
+  int64_t n_best_size = 20;
+  int64_t max_answer_length = 30;
+  double null_score_diff_threshold = 0.0;
+  // Masked language modeling (run_mlm.py).
+  double mlm_probability = 0.15;
+  bool line_by_line = false;
 
   // Output.
   std::string output_dir = "trainer_output";

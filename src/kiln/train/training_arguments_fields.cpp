@@ -14,7 +14,9 @@ constexpr std::string_view kLog = "Logging, evaluation and checkpoints";
 constexpr std::string_view kRun = "Randomness and hardware";
 
 const std::array kFields = {
-    ArgumentField{"task", &A::task, kModel, "The task to train: classification."},
+    ArgumentField{"task", &A::task, kModel,
+                  "The task: classification (run_glue.py), qa (extractive question answering, "
+                  "run_qa.py) or mlm (masked language modeling, run_mlm.py)."},
     ArgumentField{"model_name_or_path", &A::model_name_or_path, kModel,
                   "A folder with config.json, model.safetensors and tokenizer files."},
     ArgumentField{"config_name", &A::config_name, kModel,
@@ -41,6 +43,32 @@ const std::array kFields = {
     ArgumentField{"validation_split_percentage", &A::validation_split_percentage, kModel,
                   "The percentage of the train file used for evaluation when there is no "
                   "validation file."},
+    ArgumentField{"max_train_samples", &A::max_train_samples, kModel,
+                  "Truncate the number of training examples (and, for qa, features) to this "
+                  "value."},
+    ArgumentField{"max_eval_samples", &A::max_eval_samples, kModel,
+                  "Truncate the number of evaluation examples to this value."},
+    ArgumentField{"max_predict_samples", &A::max_predict_samples, kModel,
+                  "Truncate the number of prediction examples to this value."},
+    ArgumentField{"doc_stride", &A::doc_stride, kModel,
+                  "qa: when splitting up a long document into chunks, how much stride to take "
+                  "between chunks."},
+    ArgumentField{"version_2_with_negative", &A::version_2_with_negative, kModel,
+                  "qa: if true, some of the examples do not have an answer (SQuAD v2.0)."},
+    ArgumentField{"n_best_size", &A::n_best_size, kModel,
+                  "qa: the total number of n-best predictions to generate when looking for an "
+                  "answer."},
+    ArgumentField{"max_answer_length", &A::max_answer_length, kModel,
+                  "qa: the maximum length of an answer that can be generated, in tokens."},
+    ArgumentField{"null_score_diff_threshold", &A::null_score_diff_threshold, kModel,
+                  "qa: the threshold used to select the null answer: if the best answer has a "
+                  "score that is less than the score of the null answer minus this threshold, "
+                  "the null answer is selected. Only useful with version_2_with_negative."},
+    ArgumentField{"mlm_probability", &A::mlm_probability, kModel,
+                  "mlm: ratio of tokens to mask for masked language modeling loss."},
+    ArgumentField{"line_by_line", &A::line_by_line, kModel,
+                  "mlm: whether distinct lines of text in the dataset are to be handled as "
+                  "distinct sequences."},
 
     ArgumentField{"output_dir", &A::output_dir, kTrain,
                   "The output directory where the model predictions and checkpoints will be "

@@ -1,0 +1,87 @@
+// The question-answering and masked-LM heads on BertModel, op for op as modeling_bert.py.
+#include "kiln/models/bert_heads.h"
+
+#include "kiln/ir/error.h"
+#include "kiln/ir/ops.h"
+#include "kiln/nn/activation.h"
+#include "kiln/nn/layers.h"
+
+namespace kiln {
+namespace {
+
+// [batch, seq, 2] -> the [batch, seq] slice `index` of the last axis.
+Value last_axis_slice(Value logits, int64_t index) {
+  int64_t batch = logits.dim(0), seq = logits.dim(1);
+  return reshape(slice(logits, {0, 0, index}, {batch, seq, index + 1}), {batch, seq});
+}
+
+}  // namespace
+
+BertQuestionAnswering bert_for_question_answering(Graph& graph, const BertConfig& config,
+                                                  const BertBuildOptions& options) {
+  bert_config_check(config, "bert");
+  check(config.num_labels() == 2, "bert", "BertForQuestionAnswering needs num_labels 2 (start "
+        "and end logits), not ", config.num_labels());
+  BertQuestionAnswering model(graph, options.dtype);
+  model.inputs = bert_inputs(graph, options);
+  const int64_t batch = options.batch_size, seq = options.seq_len;
+  if (options.with_labels) {
+    model.start_positions = graph.input("start_positions", options.index_dtype, {batch});
+    model.end_positions = graph.input("end_positions", options.index_dtype, {batch});
+  }
+  if (options.training) model.dropout = DropoutContext::with_inputs(graph);
+
+  BertOutputs bert = bert_model(config, model.inputs, model.params, model.dropout, "bert",
+                                /*add_pooling_layer=*/false);
+  Linear qa_outputs = Linear::create(model.params, "qa_outputs", config.hidden_size, 2,
+                                     config.initializer_range);
+  Value logits = qa_outputs(bert.sequence_output);
+  model.start_logits = last_axis_slice(logits, 0);
+  model.end_logits = last_axis_slice(logits, 1);
+  if (!options.with_labels) return model;
+
+  // Positions outside the sequence are clamped to `seq`, which the loss ignores.
+  auto clamped = [&](Value positions) {
+    Value low = full(graph, 0.0, positions.dtype(), positions.shape());
+    Value high = full(graph, static_cast<double>(seq), positions.dtype(), positions.shape());
+    return min(max(positions, low), high);
+  };
+  Value start_loss = cross_entropy(model.start_logits, clamped(model.start_positions), seq);
+  Value end_loss = cross_entropy(model.end_logits, clamped(model.end_positions), seq);
+  model.loss = (start_loss + end_loss) / 2.0;
+  return model;
+}
+
+BertMaskedLM bert_for_masked_lm(Graph& graph, const BertConfig& config,
+                                const BertBuildOptions& options) {
+  bert_config_check(config, "bert");
+  BertMaskedLM model(graph, options.dtype);
+  model.inputs = bert_inputs(graph, options);
+  const int64_t batch = options.batch_size, seq = options.seq_len;
+  if (options.with_labels) {
+    model.labels = graph.input("labels", options.index_dtype, {batch, seq});
+  }
+  if (options.training) model.dropout = DropoutContext::with_inputs(graph);
+
+  BertOutputs bert = bert_model(config, model.inputs, model.params, model.dropout, "bert",
+                                /*add_pooling_layer=*/false);
+  const int64_t hidden = config.hidden_size;
+  // HF's order: a module's own parameters (the bias) before its submodules'.
+  Value bias = model.params.add("cls.predictions.bias", {config.vocab_size},
+                                ParameterInit::zeros(), /*decay=*/false);
+  Linear transform = Linear::create(model.params, "cls.predictions.transform.dense", hidden,
+                                    hidden, config.initializer_range);
+  LayerNorm norm = LayerNorm::create(model.params, "cls.predictions.transform.LayerNorm", hidden,
+                                     config.layer_norm_eps);
+  Value states = norm(activation(transform(bert.sequence_output), config.hidden_act));
+  Linear decoder;
+  decoder.weight = model.params.get("bert.embeddings.word_embeddings.weight").value;
+  decoder.bias = bias;
+  model.logits = decoder(states);
+  if (!options.with_labels) return model;
+  model.loss = cross_entropy(reshape(model.logits, {batch * seq, config.vocab_size}),
+                             reshape(model.labels, {batch * seq}));
+  return model;
+}
+
+}  // namespace kiln

@@ -1,0 +1,48 @@
+// BertForQuestionAnswering and BertForMaskedLM as transformers computes them, with Hugging Face's
+// parameter names: the encoder without a pooler, then a span head (qa_outputs) or the masked-LM
+// head (cls.predictions: transform, decoder tied to the word embeddings, decoder bias).
+#pragma once
+
+#include "kiln/models/bert.h"
+
+namespace kiln {
+
+// Graph inputs, in order: input_ids, token_type_ids, attention_mask, start_positions and
+// end_positions (with_labels; [batch] of index_dtype), dropout_seed and dropout_offset
+// (training), then the parameters.
+struct BertQuestionAnswering {
+  BertQuestionAnswering(Graph& graph, DType dtype) : params(graph, dtype) {}
+
+  BertInputs inputs;
+  Value start_positions, end_positions;  // invalid without labels
+  Value start_logits, end_logits;        // [batch, seq]
+  // (CE(start) + CE(end)) / 2 with positions clamped to [0, seq] and seq ignored, as HF; invalid
+  // without labels.
+  Value loss;
+  ParameterSet params;
+  DropoutContext dropout;
+};
+
+BertQuestionAnswering bert_for_question_answering(Graph& graph, const BertConfig& config,
+                                                  const BertBuildOptions& options);
+
+// Graph inputs, in order: input_ids, token_type_ids, attention_mask, labels (with_labels;
+// [batch, seq] of index_dtype, -100 where no token is predicted), dropout_seed and
+// dropout_offset (training), then the parameters. The decoder's weight is
+// bert.embeddings.word_embeddings.weight itself (tie_word_embeddings), so it has no parameter of
+// its own; its bias is cls.predictions.bias.
+struct BertMaskedLM {
+  BertMaskedLM(Graph& graph, DType dtype) : params(graph, dtype) {}
+
+  BertInputs inputs;
+  Value labels;  // invalid without labels
+  Value logits;  // [batch, seq, vocab_size]
+  Value loss;    // mean cross entropy over the labels that are not -100; invalid without labels
+  ParameterSet params;
+  DropoutContext dropout;
+};
+
+BertMaskedLM bert_for_masked_lm(Graph& graph, const BertConfig& config,
+                                const BertBuildOptions& options);
+
+}  // namespace kiln

@@ -1,0 +1,20 @@
+// Masked-LM rows: batches with masked inputs and their labels.
+#include "kiln/train/mlm_data.h"
+
+namespace kiln {
+
+TensorMap MlmData::collate(std::span<const size_t> rows, const CollateOptions& options,
+                           bool with_labels, int64_t epoch) const {
+  MlmBatch batch = collate_mlm_batch(dataset_, rows, options, options_, epoch);
+  TensorMap feeds = {{"input_ids", batch.inputs.input_ids},
+                     {"token_type_ids", batch.inputs.token_type_ids},
+                     {"attention_mask", batch.inputs.attention_mask}};
+  if (with_labels) feeds.emplace("labels", batch.labels);
+  return feeds;
+}
+
+nlohmann::json MlmData::metrics(const ForwardOutputs& /*outputs*/) const {
+  return nlohmann::json::object();
+}
+
+}  // namespace kiln

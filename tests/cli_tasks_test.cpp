@@ -1,0 +1,157 @@
+// The qa and mlm recipes end to end on tiny models: masked-LM pretraining, then fine-tuning its
+// checkpoint for classification and for question answering (new heads initialised and logged
+// as transformers does), QA prediction files, and the recipes' bad inputs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "cli_test_util.h"
+#include "kiln/io/squad_dataset.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::run_kiln;
+
+nlohmann::json read_json(const fs::path& path) {
+  return nlohmann::json::parse(testing::read_text(path));
+}
+
+// 40 lines of sentiment words (the texts of a generated sentiment file).
+fs::path write_text_corpus(const fs::path& dir) {
+  fs::path tsv = testing::write_sentiment_tsv(dir / "corpus.tsv", 40, 5);
+  std::istringstream rows(testing::read_text(tsv));
+  std::string text;
+  for (std::string row; std::getline(rows, row);) text += row.substr(row.rfind('\t') + 1) + "\n";
+  testing::write_text(dir / "corpus.txt", text);
+  return dir / "corpus.txt";
+}
+
+// Flat SQuAD JSON Lines: questions about sentences of the tiny vocabulary, every third one
+// unanswerable.
+fs::path write_questions(const fs::path& dir) {
+  std::string text;
+  for (int i = 0; i < 12; ++i) {
+    std::string context = "the movie was good and the food was " +
+                          std::string(i % 2 ? "bad" : "great") + " but a poor movie";
+    std::string answer = i % 2 ? "bad" : "great";
+    size_t start = context.find(" was " + answer) + 5;
+    bool unanswerable = i % 3 == 2;
+    text += "{\"id\": \"q" + std::to_string(i) + "\", \"context\": \"" + context +
+            "\", \"question\": \"was the food good\", \"answers\": {\"text\": [" +
+            (unanswerable ? "" : "\"" + answer + "\"") + "], \"answer_start\": [" +
+            (unanswerable ? "" : std::to_string(start)) + "]}}\n";
+  }
+  testing::write_text(dir / "questions.jsonl", text);
+  return dir / "questions.jsonl";
+}
+
+TEST(CliTasks, PretrainMaskedLmThenFineTuneForClassificationAndQa) {
+  fs::path dir = testing::scratch_folder();
+  std::string model = testing::write_tiny_model_files(dir / "model");
+  const std::string common = " --per_device_train_batch_size 4 --learning_rate 1e-2"
+                             " --disable_tqdm --seed 3 --save_strategy no";
+  fs::path mlm = dir / "mlm";
+  testing::CommandResult pretrained = run_kiln(
+      "train --task mlm " + model + common + " --train_file " + write_text_corpus(dir).string() +
+      " --max_seq_length 8 --validation_split_percentage 20 --do_eval --output_dir " +
+      mlm.string());
+  ASSERT_EQ(pretrained.exit_code, 0) << pretrained.output;
+  EXPECT_NE(pretrained.output.find("validation: the first 8 of the 40 lines"), std::string::npos)
+      << pretrained.output;
+  EXPECT_EQ(bert_config_read((mlm / "config.json").string()).architectures,
+            std::vector<std::string>{"BertForMaskedLM"});
+  nlohmann::json eval = read_json(mlm / "eval_results.json");
+  EXPECT_DOUBLE_EQ(eval["perplexity"].get<double>(), std::exp(eval["eval_loss"].get<double>()));
+
+  fs::path tsv = testing::write_sentiment_tsv(dir / "train.tsv", 24, 21);
+  testing::CommandResult classifier = run_kiln(
+      "train --model_name_or_path " + mlm.string() + common + " --train_file " + tsv.string() +
+      " --no_header --column_names label,source,text --max_seq_length 16 --num_train_epochs 1"
+      " --output_dir " + (dir / "classifier").string());
+  ASSERT_EQ(classifier.exit_code, 0) << classifier.output;
+  EXPECT_NE(classifier.output.find(
+                "were not used when initializing BertForSequenceClassification: "
+                "['cls.predictions.bias', 'cls.predictions.transform.LayerNorm.bias'"),
+            std::string::npos)
+      << classifier.output;
+  EXPECT_NE(classifier.output.find(
+                "Some weights of BertForSequenceClassification were not initialized from the "
+                "model checkpoint at " + mlm.string() + " and are newly initialized: "
+                "['bert.pooler.dense.bias', 'bert.pooler.dense.weight', 'classifier.bias', "
+                "'classifier.weight']"),
+            std::string::npos)
+      << classifier.output;
+
+  fs::path questions = write_questions(dir);
+  fs::path qa = dir / "qa";
+  testing::CommandResult answered = run_kiln(
+      "train --task qa --version_2_with_negative --model_name_or_path " + mlm.string() + common +
+      " --train_file " + questions.string() + " --validation_file " + questions.string() +
+      " --test_file " + questions.string() +
+      " --max_seq_length 16 --doc_stride 4 --num_train_epochs 1 --do_eval --do_predict"
+      " --output_dir " + qa.string());
+  ASSERT_EQ(answered.exit_code, 0) << answered.output;
+  EXPECT_NE(answered.output.find("Some weights of BertForQuestionAnswering were not initialized "
+                                 "from the model checkpoint at " + mlm.string() +
+                                 " and are newly initialized: ['qa_outputs.bias', "
+                                 "'qa_outputs.weight']"),
+            std::string::npos)
+      << answered.output;
+  nlohmann::json results = read_json(qa / "eval_results.json");
+  for (const char* key : {"eval_exact", "eval_f1", "eval_HasAns_exact", "eval_NoAns_exact",
+                          "eval_best_f1_thresh", "eval_samples"}) {
+    EXPECT_TRUE(results.contains(key)) << key;
+  }
+  EXPECT_EQ(results["eval_total"], 12);
+  EXPECT_EQ(results["eval_HasAns_total"], 8);
+  nlohmann::json predictions = read_json(qa / "predictions.json");
+  nlohmann::json odds = read_json(qa / "null_odds.json");
+  EXPECT_EQ(predictions.size(), 12u);
+  EXPECT_EQ(odds.size(), 12u);
+  EXPECT_TRUE(predictions.contains("q11"));
+  EXPECT_EQ(bert_config_read((qa / "config.json").string()).architectures,
+            std::vector<std::string>{"BertForQuestionAnswering"});
+
+  // The saved QA model evaluates on its own (kiln evaluate), giving the same scores.
+  testing::CommandResult evaluated = run_kiln(
+      "evaluate --task qa --version_2_with_negative --model_name_or_path " + qa.string() +
+      " --validation_file " + questions.string() + " --max_seq_length 16 --doc_stride 4"
+      " --output_dir " + (dir / "qa-eval").string());
+  ASSERT_EQ(evaluated.exit_code, 0) << evaluated.output;
+  nlohmann::json again = read_json(dir / "qa-eval" / "eval_results.json");
+  EXPECT_EQ(again["eval_f1"], results["eval_f1"]);
+  EXPECT_EQ(again["eval_exact"], results["eval_exact"]);
+}
+
+TEST(CliTasks, RecipeInputErrorsNameTheFlagOrFile) {
+  fs::path dir = testing::scratch_folder();
+  std::string model = testing::write_tiny_model_files(dir / "model");
+  fs::path questions = write_questions(dir);
+  testing::CommandResult v1 = run_kiln("train --task qa " + model + " --train_file " +
+                                       questions.string() + " --max_seq_length 16 --doc_stride 4"
+                                       " --output_dir " + (dir / "out").string());
+  EXPECT_EQ(v1.exit_code, 1);
+  EXPECT_NE(v1.output.find("[" + questions.string() + "] has questions without answers (SQuAD "
+                           "v2.0); add --version_2_with_negative"),
+            std::string::npos)
+      << v1.output;
+  testing::CommandResult stride = run_kiln("train --task qa " + model + " --train_file " +
+                                           questions.string() + " --max_seq_length 16"
+                                           " --output_dir " + (dir / "out").string());
+  EXPECT_EQ(stride.exit_code, 1);
+  EXPECT_NE(stride.output.find("[--doc_stride] must lie in [0, max_seq_length): 128"),
+            std::string::npos)
+      << stride.output;
+  testing::CommandResult predict_mlm = run_kiln(
+      "train --task mlm " + model + " --train_file " + questions.string() +
+      " --do_predict --output_dir " + (dir / "out").string());
+  EXPECT_EQ(predict_mlm.exit_code, 1);
+  EXPECT_NE(predict_mlm.output.find("[--do_predict] mlm has no prediction step"),
+            std::string::npos)
+      << predict_mlm.output;
+}
+
+}  // namespace
+}  // namespace kiln
