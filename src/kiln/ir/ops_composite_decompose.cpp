@@ -67,7 +67,8 @@ Value decompose_gelu(const Node& node, std::span<const Value> inputs) {
 }
 
 // Picks -log_softmax[n, label[n]] with a one-hot mask (no gather: ignored labels may lie outside
-// [0, C)), then averages over the labels that are not ignored; all ignored gives 0/0 = NaN.
+// [0, C)), then averages over the labels that are not ignored; all ignored gives 0 (PyTorch gives
+// 0/0 = NaN, which would stop a masked-LM run on a batch where nothing happened to be masked).
 Value decompose_cross_entropy(const Node& node, std::span<const Value> inputs) {
   int64_t ignore_index = node.attr<CrossEntropyAttrs>().ignore_index;
   Value logits = widen(inputs[0]);
@@ -79,7 +80,7 @@ Value decompose_cross_entropy(const Node& node, std::span<const Value> inputs) {
   Value picked = reduce_sum(select(hit, log_probs, scalar_like(log_probs, 0.0)), {1});
   Value counted = ne(labels, scalar_like(labels, static_cast<double>(ignore_index)));
   Value total = reduce_sum(select(counted, -picked, scalar_like(picked, 0.0)));
-  Value count = reduce_sum(cast(counted, logits.dtype()));
+  Value count = max(reduce_sum(cast(counted, logits.dtype())), scalar_like(total, 1.0));
   return narrow(total / count, node.dtype);
 }
 

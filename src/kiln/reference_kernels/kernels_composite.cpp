@@ -137,7 +137,8 @@ Tensor kernel_cross_entropy(const Node& node, Operands operands) {
     ++counted;
   }
   Tensor out(logits.dtype(), node.shape);
-  narrow_all(node, {total / static_cast<double>(counted)}, out);
+  // No counted label (an MLM batch where nothing was masked): 0, not 0/0.
+  narrow_all(node, {total / static_cast<double>(std::max<int64_t>(counted, 1))}, out);
   return out;
 }
 

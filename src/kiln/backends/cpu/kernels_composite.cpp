@@ -5,6 +5,7 @@
 // sums of many terms (softmax denominators, layer-norm statistics, the loss) in double.
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -170,7 +171,8 @@ Kernel cross_entropy_typed(const Graph& graph, int32_t id) {
       total += losses[r];
       ++counted;
     }
-    *buffers.at<T>(id) = store<T>(static_cast<Compute<T>>(total / static_cast<double>(counted)));
+    *buffers.at<T>(id) = store<T>(
+        static_cast<Compute<T>>(total / static_cast<double>(std::max<int64_t>(counted, 1))));
   }, scratch};
 }
 
