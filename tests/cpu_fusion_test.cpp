@@ -142,6 +142,14 @@ TEST(CpuFusion, DonatedArgumentsAreWrittenInPlace) {
   std::vector<Tensor> results = executable->run(arguments);
   EXPECT_TRUE(results[0].shares_bytes_with(arguments[0]));
   testing::expect_outputs_close(results, expected);
+  // A loop writing the donated bytes reads the argument for another of its results as well.
+  std::vector<Value> siblings = {0.5 * g, p + g};
+  std::vector<Tensor> sibling_expected = evaluate_reference(graph, siblings, feeds.arguments());
+  arguments[0] = feeds.arguments()[0].clone();
+  std::vector<Tensor> sibling_results =
+      make_cpu_backend()->compile(graph, siblings, spec)->run(arguments);
+  EXPECT_TRUE(sibling_results[0].shares_bytes_with(arguments[0]));
+  testing::expect_outputs_close(sibling_results, sibling_expected);
   // With in-place updates off, the output is a tensor of its own.
   spec.options.disable("inplace");
   arguments[0] = feeds.arguments()[0].clone();

@@ -73,6 +73,7 @@ class ProgramBuilder {
       }
     }
     std::unordered_set<int32_t> results(group.results.begin(), group.results.end());
+    std::vector<Instr> stores;
     if (group.kind == KernelKind::single) results.insert(group.nodes.begin(), group.nodes.end());
     for (int32_t id : group.nodes) {
       if (!computed_.contains(id)) continue;
@@ -117,9 +118,12 @@ class ProgramBuilder {
         Instr store = instruction(store_instr(node.dtype));
         store.a = compute.out;
         store.node = id;
-        emit(store);
+        stores.push_back(store);
       }
     }
+    // Stores come last: a result may overwrite the bytes of a donated argument that a later
+    // instruction of the block still reads.
+    for (const Instr& store : stores) emit(store);
     allocate_registers();
   }
 
