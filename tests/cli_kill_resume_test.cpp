@@ -118,8 +118,16 @@ TEST(CliKillResume, SigkillAtRandomMomentsChangesNothing) {
       break;
     }
     const bool during_write = kills % 2 == 0;
-    bool ready = during_write ? wait_until(run, [&] { return has_partial_checkpoint(out); })
-                              : wait_until(run, [&] { return latest_step(out) > resumed_from; });
+    // A partial checkpoint left by the previous kill is there from the start, so a kill "during a
+    // write" also waits for the restart to have resumed (slow starts, as under sanitizers).
+    const std::string resume_line =
+        "Continuing training from checkpoint " + checkpoint_path(out, resumed_from).string();
+    auto resumed = [&] {
+      return resumed_from == 0 || testing::read_text(log).find(resume_line) != std::string::npos;
+    };
+    bool ready = during_write
+                     ? wait_until(run, [&] { return resumed() && has_partial_checkpoint(out); })
+                     : wait_until(run, [&] { return latest_step(out) > resumed_from; });
     ASSERT_TRUE(ready) << "the run ended (" << status_str(run.status()) << ") before kill "
                        << kills + 1 << "; " << testing::read_text(log);
     std::uniform_int_distribution<int> delay_ms(0, during_write ? 40 : 30);
@@ -132,9 +140,7 @@ TEST(CliKillResume, SigkillAtRandomMomentsChangesNothing) {
 
     // The restart resumed from the latest complete checkpoint that was there when it started.
     if (resumed_from > 0) {
-      EXPECT_NE(testing::read_text(log).find("Continuing training from checkpoint " +
-                                             checkpoint_path(out, resumed_from).string()),
-                std::string::npos)
+      EXPECT_NE(testing::read_text(log).find(resume_line), std::string::npos)
           << testing::read_text(log);
     }
     // Every folder named checkpoint-N is complete and loads; the partial ones are tmp-*.

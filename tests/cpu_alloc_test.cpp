@@ -12,13 +12,32 @@ namespace {
 std::atomic<int64_t> allocations{0};
 }  // namespace
 
+// Every form of new and delete is replaced, so that memory is always freed by the allocator that
+// made it (AddressSanitizer checks that): plain and array forms with malloc, aligned forms (tensor
+// storage) with aligned_alloc.
 void* operator new(size_t bytes) {
   ++allocations;
   if (void* p = std::malloc(bytes ? bytes : 1)) return p;
   throw std::bad_alloc();
 }
+void* operator new[](size_t bytes) { return operator new(bytes); }
+void* operator new(size_t bytes, std::align_val_t alignment) {
+  ++allocations;
+  auto align = static_cast<size_t>(alignment);
+  if (void* p = std::aligned_alloc(align, (bytes + align - 1) / align * align)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](size_t bytes, std::align_val_t alignment) {
+  return operator new(bytes, alignment);
+}
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete[](void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t, std::align_val_t) noexcept { std::free(p); }
 
 namespace kiln {
 namespace {

@@ -74,7 +74,9 @@ void check_table_text(std::string_view text, std::string_view source) {
     if (end == std::string_view::npos) end = text.size();
     std::string_view content = text.substr(start, end - start);
     std::string where = std::string(source) + ":" + std::to_string(line);
-    if (const void* nul = std::memchr(content.data(), '\0', content.size())) {
+    // memchr must not see the null data() of an empty view (an empty file).
+    const void* nul = content.empty() ? nullptr : std::memchr(content.data(), '\0', content.size());
+    if (nul != nullptr) {
       fail(where, "NUL byte at byte ", static_cast<const char*>(nul) - content.data(),
            " of the line (not a text file?)");
     }
