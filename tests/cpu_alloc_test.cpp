@@ -13,7 +13,7 @@ std::atomic<int64_t> allocations{0};
 }  // namespace
 
 // Every form of new and delete is replaced, so that memory is always freed by the allocator that
-// made it (AddressSanitizer checks that): plain and array forms with malloc, aligned forms (tensor
+// made it (AddressSanitizer checks that): plain, array and nothrow forms with malloc, aligned forms (tensor
 // storage) with aligned_alloc.
 void* operator new(size_t bytes) {
   ++allocations;
@@ -30,8 +30,17 @@ void* operator new(size_t bytes, std::align_val_t alignment) {
 void* operator new[](size_t bytes, std::align_val_t alignment) {
   return operator new(bytes, alignment);
 }
+void* operator new(size_t bytes, const std::nothrow_t&) noexcept {
+  ++allocations;
+  return std::malloc(bytes ? bytes : 1);
+}
+void* operator new[](size_t bytes, const std::nothrow_t& tag) noexcept {
+  return operator new(bytes, tag);
+}
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete[](void* p, size_t) noexcept { std::free(p); }
 void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
