@@ -171,7 +171,11 @@ Outputs scatters(Feeds& in, DType d) {
 
 Outputs softmaxes(Feeds& in, DType d) {
   Value x = in.any(d, {3, 4, 50}, -8.0, 8.0);
-  return {softmax(x, -1), softmax(x, 1), log_softmax(x, -1), log_softmax(x, 0)};
+  Value long_rows = in.any(d, {2, 1200}, -30.0, 30.0);  // sums over several blocks
+  Value nans = in.with_nans(d, {4, 5});                  // every row holds a NaN
+  return {softmax(x, -1),         softmax(x, 1),         log_softmax(x, -1),
+          log_softmax(x, 0),      softmax(long_rows, 1), log_softmax(long_rows, 1),
+          softmax(nans, 1),       log_softmax(nans, 1)};
 }
 
 Outputs layer_norms(Feeds& in, DType d) {

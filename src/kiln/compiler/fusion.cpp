@@ -75,7 +75,16 @@ class Fuser {
   }
 
   std::vector<KernelGroup> run() {
-    for (int32_t id = 0; id < graph_.size(); ++id) place(id);
+    // Scalars computed from sources alone (bias corrections, learning-rate factors) are placed
+    // first: a node reading one can then join the group of its other operands, which would
+    // otherwise have been made before the scalar existed.
+    std::vector<bool> early = scalars_from_sources();
+    for (int32_t id = 0; id < graph_.size(); ++id) {
+      if (early[static_cast<size_t>(id)]) place(id);
+    }
+    for (int32_t id = 0; id < graph_.size(); ++id) {
+      if (!early[static_cast<size_t>(id)]) place(id);
+    }
     std::vector<KernelGroup> kernels;
     for (Group& group : groups_) {
       group.kernel.results = results_of(group.kernel);
@@ -86,6 +95,20 @@ class Fuser {
 
  private:
   const Node& node(int32_t id) const { return graph_.node(id); }
+
+  // Nodes of at most one element whose operands are inputs, constants or such nodes themselves.
+  std::vector<bool> scalars_from_sources() const {
+    std::vector<bool> early(static_cast<size_t>(graph_.size()), false);
+    for (int32_t id = 0; id < graph_.size(); ++id) {
+      const Node& n = node(id);
+      if (n.op == OpKind::input || n.op == OpKind::constant || shape_numel(n.shape) > 1) continue;
+      early[static_cast<size_t>(id)] = std::all_of(n.inputs.begin(), n.inputs.end(), [&](int32_t o) {
+        OpKind op = node(o).op;
+        return op == OpKind::input || op == OpKind::constant || early[static_cast<size_t>(o)];
+      });
+    }
+    return early;
+  }
 
   // Follows reshapes to the node whose bytes (or register) a value is.
   int32_t resolve(int32_t id) const {

@@ -4,9 +4,11 @@
 // donated argument, an offset in the arena), and runs the kernels in order.
 #include "kiln/backends/cpu/cpu_backend.h"
 
+#include <chrono>
 #include <cstring>
 
 #include "kiln/backends/cpu/kernel.h"
+#include "kiln/backends/cpu/kernel_profile.h"
 #include "kiln/compiler/pipeline.h"
 #include "kiln/ir/error.h"
 #include "kiln/ir/op_registry.h"
@@ -35,7 +37,8 @@ Kernel make_kernel(const Graph& graph, const KernelGroup& group) {
 
 class CpuExecutableImpl : public CpuExecutable {
  public:
-  explicit CpuExecutableImpl(Program program) : program_(std::move(program)) {
+  explicit CpuExecutableImpl(Program program)
+      : program_(std::move(program)), profile_(program_) {
     const Graph& graph = *program_.module.graph;
     std::vector<int64_t> scratch;
     for (const KernelGroup& group : program_.kernels) {
@@ -111,8 +114,12 @@ class CpuExecutableImpl : public CpuExecutable {
     for (const auto& [id, root] : aliases_) {
       buffers_.slot[static_cast<size_t>(id)] = buffers_.slot[static_cast<size_t>(root)];
     }
-    for (size_t k = 0; k < kernels_.size(); ++k) {
-      kernels_[k].run(buffers_, arena_base_ + plan_.scratch_offset[k]);
+    if (profile_.enabled()) {
+      run_kernels_timed();
+    } else {
+      for (size_t k = 0; k < kernels_.size(); ++k) {
+        kernels_[k].run(buffers_, arena_base_ + plan_.scratch_offset[k]);
+      }
     }
     // Outputs that are arguments, constants or a buffer another output took are copies.
     for (size_t o : copied_outputs_) {
@@ -126,7 +133,17 @@ class CpuExecutableImpl : public CpuExecutable {
   }
 
  private:
+  void run_kernels_timed() {
+    for (size_t k = 0; k < kernels_.size(); ++k) {
+      auto start = std::chrono::steady_clock::now();
+      kernels_[k].run(buffers_, arena_base_ + plan_.scratch_offset[k]);
+      profile_.add(k, std::chrono::steady_clock::now() - start);
+    }
+    profile_.finish_run();
+  }
+
   Program program_;
+  cpu::KernelProfile profile_;
   std::vector<Kernel> kernels_;
   ProgramBuffers plan_;
   std::vector<std::pair<int32_t, int32_t>> aliases_;  // (reshape, the root whose bytes it is)

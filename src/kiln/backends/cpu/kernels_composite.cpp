@@ -58,6 +58,47 @@ KILN_CPU_CLONES void softmax_lane(const T* in, T* out, int64_t size, int64_t str
   }
 }
 
+// softmax_lane for a contiguous lane, in vectorised passes: the maximum, the exponentials with
+// partial sums per block in C (added up in double), the results. Separate loops for softmax and
+// log_softmax: a select between the two keeps GCC from vectorising. A NaN anywhere makes every
+// result NaN, as above, whichever partial maximum it lands in.
+template <typename T, typename C>
+KILN_CPU_CLONES void softmax_row(const T* in, T* out, int64_t size, C* lane, bool log) {
+  C max = -std::numeric_limits<C>::infinity();
+#pragma omp simd reduction(max : max)
+  for (int64_t k = 0; k < size; ++k) {
+    C value = load(in[k]);
+    lane[k] = value;
+    max = max > value ? max : value;
+  }
+  double sum = 0.0;
+  constexpr int64_t kSumBlock = 512;
+  for (int64_t start = 0; start < size; start += kSumBlock) {
+    int64_t end = std::min(size, start + kSumBlock);
+    C part = 0;
+    if (log) {
+#pragma omp simd reduction(+ : part)
+      for (int64_t k = start; k < end; ++k) part += fast_exp(lane[k] - max);
+    } else {
+#pragma omp simd reduction(+ : part)
+      for (int64_t k = start; k < end; ++k) {
+        lane[k] = fast_exp(lane[k] - max);
+        part += lane[k];
+      }
+    }
+    sum += static_cast<double>(part);
+  }
+  if (log) {
+    auto lse = static_cast<C>(static_cast<double>(max) + std::log(sum));
+#pragma omp simd
+    for (int64_t k = 0; k < size; ++k) out[k] = store<T>(lane[k] - lse);
+  } else {
+    auto scale = static_cast<C>(1.0 / sum);
+#pragma omp simd
+    for (int64_t k = 0; k < size; ++k) out[k] = store<T>(lane[k] * scale);
+  }
+}
+
 template <typename T>
 Kernel softmax_typed(const Graph& graph, int32_t id, bool log) {
   using C = Compute<T>;
@@ -73,7 +114,11 @@ Kernel softmax_typed(const Graph& graph, int32_t id, bool log) {
       C* lane = reinterpret_cast<C*>(scratch_bytes) + omp_get_thread_num() * l.size;
       for (int64_t item = begin; item < end; ++item) {
         int64_t base = item / l.inner * l.size * l.inner + item % l.inner;
-        softmax_lane(in + base, out + base, l.size, l.inner, lane, log);
+        if (l.inner == 1) {
+          softmax_row(in + base, out + base, l.size, lane, log);
+        } else {
+          softmax_lane(in + base, out + base, l.size, l.inner, lane, log);
+        }
       }
     });
   }, scratch};
