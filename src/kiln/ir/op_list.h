@@ -6,9 +6,9 @@
 //   binary     elementwise, two operands of equal shape and dtype (builders broadcast first)
 //   structural layout and data movement, reductions, contractions, gathers
 //   composite  carries a decomposition into core ops (its gradient and its test oracle)
-// Gradient: vjp = a VJP rule beside the builder (softmax's beside its decomposition); novjp =
-// none (sources, integer/bool results, and composites, which autodiff differentiates through
-// their decomposition).
+// Gradient: vjp = a VJP rule beside the builder (softmax's and cross_entropy's beside their
+// decompositions); novjp = none (sources, integer/bool results, and the other composites, which
+// autodiff differentiates through their decomposition).
 #pragma once
 
 #define KILN_OPS(X)               \
@@ -54,6 +54,6 @@
   X(log_softmax, composite, novjp)\
   X(layer_norm, composite, novjp) \
   X(gelu, composite, novjp)       \
-  X(cross_entropy, composite, novjp)\
+  X(cross_entropy, composite, vjp)\
   X(attention, composite, novjp)  \
   X(dropout, composite, novjp)

@@ -117,5 +117,26 @@ std::vector<Value> vjp_softmax(const VjpArgs& args) {
   return {narrow(y * (dy - reduce_sum(dy * y, {axis}, true)), args.node.dtype)};
 }
 
+// d logits = (softmax(logits) - one_hot(label)) * dy / count on counted rows, 0 on ignored ones:
+// one fused pass after the softmax kernel, where differentiating the decomposition would rebuild
+// log_softmax and its one-hot mask around many more passes over the (rows, classes) logits.
+std::vector<Value> vjp_cross_entropy(const VjpArgs& args) {
+  int64_t ignore_index = args.node.attr<CrossEntropyAttrs>().ignore_index;
+  Value logits = widen(args.inputs[0]);
+  Value labels = args.inputs[1];
+  Shape nc = logits.shape();
+  // Built in this order so that everything after the softmax fuses into one loop behind it.
+  Value counted = ne(labels, scalar_like(labels, static_cast<double>(ignore_index)));
+  Value count = max(reduce_sum(cast(counted, logits.dtype())), scalar_like(logits, 1.0));
+  Value per_row = broadcast_in_dim(widen(args.cotangent) / count, {nc[0]}, {});
+  Value row_scale = select(counted, per_row, scalar_like(per_row, 0.0));
+  Value probs = softmax(logits, 1);
+  Value classes = iota(logits.graph(), labels.dtype(), nc, 1);
+  Value hit = eq(classes, broadcast_in_dim(labels, nc, {0}));
+  Value one_hot = select(hit, scalar_like(logits, 1.0), scalar_like(logits, 0.0));
+  Value grad = (probs - one_hot) * broadcast_in_dim(row_scale, nc, {0});
+  return {narrow(grad, args.inputs[0].dtype()), Value{}};
+}
+
 }  // namespace rules
 }  // namespace kiln

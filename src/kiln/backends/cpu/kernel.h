@@ -40,7 +40,8 @@ using KernelMaker = Kernel (*)(const Graph& graph, int32_t id);
 KernelMaker kernel_maker(OpKind kind);
 
 // Elementwise ops, which run in loop kernels (loop_kernel.cpp), alone or fused: unary, binary,
-// compare, select, cast, random_bits and the gelu and dropout composites.
+// compare, select, cast, the computed sources iota and random_bits, and the gelu and dropout
+// composites.
 bool runs_in_loops(OpKind kind);
 
 // The kernel of a loop group (or of a single elementwise node): one pass over its index space.
@@ -52,7 +53,7 @@ Kernel make_gemm_kernel(const Graph& graph, const KernelGroup& group);
 // One maker per op family file.
 #define KILN_CPU_MAKERS(X)                                                                  \
   X(broadcast) X(transpose) X(slice) X(concat) X(pad) X(reduce_sum) X(reduce_max)           \
-  X(dot_general) X(gather) X(scatter_add) X(iota) X(softmax) X(log_softmax) X(layer_norm)  \
+  X(dot_general) X(gather) X(scatter_add) X(softmax) X(log_softmax) X(layer_norm)           \
   X(cross_entropy)
 #define KILN_CPU_DECLARE_MAKER(family) Kernel make_##family(const Graph& graph, int32_t id);
 KILN_CPU_MAKERS(KILN_CPU_DECLARE_MAKER)

@@ -17,7 +17,6 @@ KernelMaker kernel_maker(OpKind kind) {
     case OpKind::dot_general: return make_dot_general;
     case OpKind::gather: return make_gather;
     case OpKind::scatter_add: return make_scatter_add;
-    case OpKind::iota: return make_iota;
     case OpKind::softmax: return make_softmax;
     case OpKind::log_softmax: return make_log_softmax;
     case OpKind::layer_norm: return make_layer_norm;
@@ -26,7 +25,7 @@ KernelMaker kernel_maker(OpKind kind) {
     // whose matrix multiplies are already oneDNN's (attention).
     case OpKind::input: case OpKind::constant: case OpKind::reshape: case OpKind::attention:
       return nullptr;
-    default:  // elementwise: loop kernels
+    default:  // elementwise and the computed sources iota and random_bits: loop kernels
       return nullptr;
   }
 }
@@ -35,7 +34,8 @@ bool runs_in_loops(OpKind kind) {
   OpCategory category = op_info(kind).category;
   return category == OpCategory::unary || category == OpCategory::binary ||
          kind == OpKind::compare || kind == OpKind::select || kind == OpKind::cast ||
-         kind == OpKind::random_bits || kind == OpKind::gelu || kind == OpKind::dropout;
+         kind == OpKind::random_bits || kind == OpKind::iota || kind == OpKind::gelu ||
+         kind == OpKind::dropout;
 }
 
 }  // namespace kiln::cpu

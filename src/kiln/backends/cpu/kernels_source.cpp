@@ -1,6 +1,6 @@
-// CPU kernels of the computed sources: iota, and the Philox blocks of random bits (random_bits and
-// dropout run in loop kernels; inputs and constants need no kernel: their buffers are the
-// arguments and the graph's constants).
+// The Philox blocks of random bits, which the loop kernels' random_bits and dropout use (iota runs
+// in loop kernels too; inputs and constants need no kernel: their buffers are the arguments and
+// the graph's constants).
 #include <algorithm>
 
 #include "kiln/backends/cpu/kernel.h"
@@ -46,22 +46,6 @@ void philox_blocks(int64_t seed, int64_t offset, uint32_t stream, int64_t first,
   philox_range(static_cast<uint32_t>(useed), static_cast<uint32_t>(useed >> 32), stream,
                static_cast<uint32_t>(uoffset), static_cast<uint32_t>(uoffset >> 32), first, blocks,
                words);
-}
-
-Kernel make_iota(const Graph& graph, int32_t id) {
-  const Node& node = graph.node(id);
-  auto dim = static_cast<size_t>(node.attr<IotaAttrs>().dim);
-  int64_t stride = 1;
-  for (size_t d = dim + 1; d < node.shape.size(); ++d) stride *= node.shape[d];
-  int64_t size = node.shape[dim], n = shape_numel(node.shape);
-  return visit_numeric("iota", node.dtype, [&]<typename T>() -> Kernel {
-    return {[=](const Buffers& buffers, std::byte*) {
-      T* out = buffers.at<T>(id);
-      parallel_for(n, kGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) out[i] = store<T>(i / stride % size);
-      });
-    }};
-  });
 }
 
 }  // namespace kiln::cpu

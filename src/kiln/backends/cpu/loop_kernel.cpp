@@ -107,6 +107,10 @@ class ProgramBuilder {
           compute.stream = node.attr<RandomBitsAttrs>().stream;
         }
         compute.c = fresh();  // the words
+      } else if (node.op == OpKind::iota) {
+        auto dim = static_cast<size_t>(node.attr<IotaAttrs>().dim);
+        compute.size = node.shape[dim];
+        for (size_t d = dim + 1; d < node.shape.size(); ++d) compute.inner *= node.shape[d];
       } else {
         int32_t* slots[] = {&compute.a, &compute.b, &compute.c};
         for (size_t k = 0; k < node.inputs.size(); ++k) *slots[k] = operand(node.inputs[k]);

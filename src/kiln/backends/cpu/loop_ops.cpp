@@ -409,6 +409,21 @@ void dropout_run(const Instr& instr, const BlockContext& block) {
                   static_cast<C>(instr.scale));
 }
 
+// i / inner % size for the block's elements, counted up instead of divided per element.
+template <typename T>
+void iota_run(const Instr& instr, const BlockContext& block) {
+  using C = Compute<T>;
+  C* out = block.reg<C>(instr.out);
+  int64_t within = block.begin % instr.inner, value = block.begin / instr.inner % instr.size;
+  for (int64_t i = 0; i < block.count; ++i) {
+    out[i] = as_stored<T>(static_cast<C>(value));
+    if (++within == instr.inner) {
+      within = 0;
+      if (++value == instr.size) value = 0;
+    }
+  }
+}
+
 // ---- reductions ----
 
 template <typename A, typename C, typename Op>
@@ -514,6 +529,9 @@ InstrFn compute_instr(const Graph& graph, const Node& node) {
       fn = visit_floating(name, node.dtype, [&]<typename T>() -> InstrFn {
         return &dropout_run<T>;
       });
+      break;
+    case OpKind::iota:
+      fn = visit_numeric(name, node.dtype, [&]<typename T>() -> InstrFn { return &iota_run<T>; });
       break;
     case OpKind::random_bits:
       check(node.dtype == DType::u32, "random_bits", "produces u32, not ",

@@ -56,6 +56,7 @@ struct Instr {
   int32_t slot = -1;                         // reductions: their accumulator in the state
   uint32_t stream = 0, threshold = 0;        // random bits
   double scale = 0.0;                        // dropout
+  int64_t size = 0, inner = 1;               // iota: element i holds i / inner % size
   LoadView view;                             // loads
 };
 
