@@ -113,5 +113,40 @@ TEST(TrainerBest, EarlyStoppingWaitsWhileTheMetricImproves) {
   EXPECT_EQ(run.trainer->state().global_step, 8);
 }
 
+TEST(TrainerBest, EvalOnStartEvaluatesBeforeTheFirstStep) {
+  fs::path dir = testing::scratch_folder();
+  Data data = make_data(dir);
+  TrainingArguments args = best_args(dir / "out", 2);
+  args.eval_on_start = true;
+  testing::TinyRun run(dir, args);
+  run.trainer->train(data.train, &data.eval);
+  const TrainerState& state = run.trainer->state();
+  std::vector<double> losses = eval_losses(state);
+  ASSERT_EQ(losses.size(), 2u);  // at step 0, then at step 2
+  const nlohmann::json* first = nullptr;
+  for (const nlohmann::json& entry : state.log_history) {
+    if (!first && entry.contains("eval_loss")) first = &entry;
+  }
+  EXPECT_EQ((*first)["step"], 0);
+  EXPECT_NE(losses[0], losses[1]);
+  // The evaluation at the start is a sanity check, not a candidate for the best model.
+  EXPECT_EQ(state.best_global_step, 2);
+}
+
+TEST(TrainerBest, EvalOnStartNeedsEvaluationData) {
+  fs::path dir = testing::scratch_folder();
+  Data data = make_data(dir);
+  TrainingArguments args = testing::tiny_args(dir / "out");
+  args.max_steps = 1;
+  args.eval_on_start = true;
+  testing::TinyRun run(dir, args);
+  try {
+    run.trainer->train(data.train, nullptr);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--eval_on_start"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace kiln

@@ -89,6 +89,7 @@ TEST(TrainingArgumentsTest, DefaultsAreHuggingFaces) {
   EXPECT_EQ(args.logging_steps, 500);
   EXPECT_FALSE(args.logging_first_step);
   EXPECT_EQ(args.eval_strategy, IntervalStrategy::no);
+  EXPECT_FALSE(args.eval_on_start);
   EXPECT_FALSE(args.eval_steps.has_value());
   EXPECT_EQ(args.save_strategy, IntervalStrategy::steps);
   EXPECT_EQ(args.save_steps, 500);

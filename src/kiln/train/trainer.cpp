@@ -100,9 +100,12 @@ TrainingPlan Trainer::start_run(const TaskData& train_data, const TaskData* eval
                                 const std::optional<fs::path>& resume) {
   check(train_data.has_labels(), train_data.source(), "training data needs labels");
   check(train_data.size() > 0, train_data.source(), "no training examples");
-  check(args_.eval_strategy == IntervalStrategy::no || eval_data != nullptr, "--eval_strategy",
-        "evaluating during training needs evaluation data (--validation_file, or "
-        "--validation_split_percentage above 0)");
+  for (auto [flag, wanted] : {std::pair{"--eval_strategy", args_.eval_strategy != IntervalStrategy::no},
+                              std::pair{"--eval_on_start", args_.eval_on_start}}) {
+    check(!wanted || eval_data != nullptr, flag,
+          "evaluating during training needs evaluation data (--validation_file, or "
+          "--validation_split_percentage above 0)");
+  }
   eval_data_ = eval_data;
   integer_labels_ = train_data.integer_labels();
   // What transformers' forward records on its first batch with labels, and then saves.
@@ -176,6 +179,7 @@ nlohmann::json Trainer::train(const TaskData& train_data, const TaskData* eval_d
   const auto start = std::chrono::steady_clock::now();
   const TrainingPlan plan = start_run(train_data, eval_data, resume);
   const int64_t first_step = state_.global_step;
+  if (args_.eval_on_start) evaluate(*eval_data_, "eval");  // logged, as HF, at the current step
   for (int64_t epoch = position_.epoch;
        epoch < plan.num_train_epochs && state_.global_step < plan.max_steps; ++epoch) {
     run_epoch(train_data, epoch);

@@ -91,6 +91,7 @@ struct TrainingArguments {
   double logging_steps = 500;
   bool logging_first_step = false;
   IntervalStrategy eval_strategy = IntervalStrategy::no;
+  bool eval_on_start = false;
   std::optional<double> eval_steps;  // unset: logging_steps
   IntervalStrategy save_strategy = IntervalStrategy::steps;
   double save_steps = 500;

@@ -124,6 +124,9 @@ const std::array kFields = {
     ArgumentField{"logging_first_step", &A::logging_first_step, kLog,
                   "Log the first global_step."},
     ArgumentField{"eval_strategy", &A::eval_strategy, kLog, "The evaluation strategy to use."},
+    ArgumentField{"eval_on_start", &A::eval_on_start, kLog,
+                  "Whether to run through the entire evaluation step at the very beginning of "
+                  "training as a sanity check."},
     ArgumentField{"eval_steps", &A::eval_steps, kLog,
                   "Run an evaluation every X steps (a ratio of the total steps when below 1; "
                   "default: logging_steps)."},
