@@ -4,10 +4,14 @@
 # on synthetic BERT training steps, for every config x dtype, alternating the two so that machine
 # load hits both alike. Prints a Markdown table (tokens/s, fraction of this CPU's peak measured by
 # `kiln bench`, peak RSS, their ratios) and then the raw JSON lines, which are also kept in --out.
+# With --devices cpu,pjrt:cpu the same Kiln step also runs through XLA:CPU (the PJRT plugin of
+# PyPI's xla-cpu-pjrt, found as `kiln devices` finds it, or --pjrt_plugin PATH): Kiln's own
+# compiler against XLA's on the same graph, as extra columns.
 #
 # Usage: bash scripts/bench_compare.sh [--configs tiny,mini,...] [--dtypes fp32,bf16]
 #          [--steps 10] [--warmup 3] [--large-steps 3] [--large-warmup 1] [--batch 16] [--seq 128]
 #          [--threads N] [--out FILE] [--peer PATH/bert_torch.py] [--python /usr/bin/python3]
+#          [--devices cpu[,pjrt:cpu]] [--pjrt_plugin PATH]
 # Needs build/kiln (bash scripts/setup.sh) and the Debian packages of the peer README
 # (python3-torch python3-numpy libopenblas0-openmp libtcmalloc-minimal4). Timings need an idle
 # machine: check cpu_busy_pct against proc_cpu_pct in the raw lines.
@@ -21,6 +25,8 @@ threads="$(nproc)"
 out="out/bench-compare/bench-$(date +%Y%m%d-%H%M%S).jsonl"
 peer="../shared/bench/peer/bert_torch.py"
 python=/usr/bin/python3
+devices=cpu
+pjrt_plugin=()
 
 while (($#)); do
   case "$1" in
@@ -36,6 +42,8 @@ while (($#)); do
     --out) out="$2" ;;
     --peer) peer="$2" ;;
     --python) python="$2" ;;
+    --devices) devices="$2" ;;
+    --pjrt_plugin) pjrt_plugin=(--pjrt_plugin "$2") ;;
     -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench_compare: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -74,9 +82,13 @@ for config in ${configs//,/ }; do
       --steps "$n" --warmup "$w" --threads "$threads" --blas openblas-openmp \
       --openblas-coretype unset --malloc tcmalloc --tag bench_compare >> "$out" ||
       echo "bench_compare: pytorch $config $dtype failed" >&2
-    ./build/kiln bench --config "$config" --dtype "$dtype" --batch "$batch" --seq "$seq" \
-      --steps "$n" --warmup "$w" --threads "$threads" --tag bench_compare >> "$out" ||
-      echo "bench_compare: kiln $config $dtype failed" >&2
+    for device in ${devices//,/ }; do
+      plugin=()
+      [ "$device" = cpu ] || plugin=("${pjrt_plugin[@]}")
+      ./build/kiln bench --config "$config" --dtype "$dtype" --batch "$batch" --seq "$seq" \
+        --steps "$n" --warmup "$w" --threads "$threads" --device "$device" "${plugin[@]}" \
+        --tag bench_compare >> "$out" || echo "bench_compare: kiln $config $dtype on $device failed" >&2
+    done
   done
 done
 
@@ -87,7 +99,9 @@ rows = {}
 lines = [line for line in open(sys.argv[1]) if line.strip()]
 for line in lines:
     record = json.loads(line)
-    side = "kiln" if record.get("framework") == "kiln" else "torch"
+    side = "torch"
+    if record.get("framework") == "kiln":
+        side = "kiln" if record.get("device") == "cpu" else "xla"
     rows.setdefault((record["config"], record["dtype"]), {})[side] = record
 
 def number(value, digits=0):
@@ -96,13 +110,20 @@ def number(value, digits=0):
 def ratio(a, b):
     return "–" if a is None or b is None or b == 0 else f"{a / b:.2f}×"
 
+with_xla = any("xla" in sides for sides in rows.values())
+xla_head = " XLA:CPU tok/s | Kiln/XLA:CPU | XLA:CPU RSS MiB | XLA:CPU compile ms |" if with_xla else ""
 print("| config | dtype | PyTorch tok/s | Kiln tok/s | Kiln/PyTorch | PyTorch % peak "
       "| Kiln % peak | PyTorch RSS MiB | Kiln RSS MiB | Kiln/PyTorch RSS | Kiln compile ms "
-      "| kernels | busy % (PyTorch/Kiln) |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+      "| kernels | busy % (PyTorch/Kiln) |" + xla_head)
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|" + "---|" * (4 if with_xla else 0))
 order = ["tiny", "mini", "small", "medium", "base", "large"]
 for (config, dtype) in sorted(rows, key=lambda k: (order.index(k[0]), k[1] != "fp32")):
     torch, kiln = rows[(config, dtype)].get("torch", {}), rows[(config, dtype)].get("kiln", {})
+    xla = rows[(config, dtype)].get("xla", {})
+    xla_cells = (f" {number(xla.get('tokens_per_s'))} "
+                 f"| {ratio(kiln.get('tokens_per_s'), xla.get('tokens_per_s'))} "
+                 f"| {number(xla.get('peak_rss_mib'))} | {number(xla.get('compile_ms'))} |"
+                 if with_xla else "")
     peak = kiln.get("peak_gflops") or None  # measured by kiln bench, for this dtype
     torch_peak = torch["gflops_achieved"] / peak * 100 if peak and torch else None
     kiln_peak = kiln["peak_fraction"] * 100 if kiln.get("peak_fraction") is not None else None
@@ -113,7 +134,8 @@ for (config, dtype) in sorted(rows, key=lambda k: (order.index(k[0]), k[1] != "f
           f"| {number(torch.get('peak_rss_mib'))} | {number(kiln.get('peak_rss_mib'))} "
           f"| {ratio(kiln.get('peak_rss_mib'), torch.get('peak_rss_mib'))} "
           f"| {number(kiln.get('compile_ms'))} | {number(kiln.get('kernels'))} "
-          f"| {number(torch.get('cpu_busy_pct'))}/{number(kiln.get('cpu_busy_pct'))} |")
+          f"| {number(torch.get('cpu_busy_pct'))}/{number(kiln.get('cpu_busy_pct'))} |"
+          + xla_cells)
 if rows:
     kiln_any = next((r["kiln"] for r in rows.values() if "kiln" in r), None)
     if kiln_any:

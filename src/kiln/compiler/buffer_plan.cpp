@@ -54,7 +54,7 @@ MemoryPlan plan_memory(std::vector<BufferRequest> buffers, int64_t alignment) {
 }
 
 std::vector<int32_t> written_nodes(const KernelGroup& group) {
-  if (group.kind == KernelKind::single) return group.nodes;
+  if (group.kind == KernelKind::single) return {group.nodes.back()};
   return group.results;
 }
 

@@ -142,14 +142,22 @@ class Fuser {
             trailing_reduction_width(graph_, n) > 0);
   }
 
-  // A broadcast every reader of which is a loop-group node is read in place by those groups
-  // (each lists it); otherwise it gets a kernel of its own.
+  // A broadcast every reader of which is a loop-group node, or a scatter_add starting from it
+  // when it spreads a scalar constant (a zero gradient), is read in place by those groups (each
+  // lists it); otherwise it gets a kernel of its own.
   bool broadcast_read_in_place(int32_t id) const {
     if (node(id).op != OpKind::broadcast || !capabilities_.loop_fusion || used_as_output(id)) {
       return false;
     }
+    const Node& source = node(resolve(node(id).inputs[0]));
+    bool scalar_constant = source.op == OpKind::constant && shape_numel(source.shape) == 1;
     bool all = true;
-    for_each_reader(id, [&](int32_t reader) { all = all && loop_member(node(reader)); });
+    for_each_reader(id, [&](int32_t reader) {
+      const Node& r = node(reader);
+      bool fills_scatter = scalar_constant && r.op == OpKind::scatter_add &&
+                           resolve(r.inputs[0]) == id && resolve(r.inputs[2]) != id;
+      all = all && (loop_member(r) || fills_scatter);
+    });
     return all;
   }
   bool in_place(int32_t id) const { return read_in_place_[static_cast<size_t>(id)]; }
@@ -300,7 +308,7 @@ class Fuser {
   std::vector<int32_t> results_of(const KernelGroup& kernel) const {
     std::vector<int32_t> results;
     for (int32_t id : kernel.nodes) {
-      if (kernel.kind != KernelKind::single && in_place(id)) continue;
+      if (in_place(id)) continue;
       int32_t g = group(id);
       bool read_later = used_as_output(id);
       for_each_reader(id, [&](int32_t reader) {

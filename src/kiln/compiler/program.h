@@ -26,7 +26,8 @@ struct BackendCapabilities {
 };
 
 enum class KernelKind : uint8_t {
-  single,  // one node, run by the backend's kernel for its op
+  single,  // one node (the last), run by the backend's kernel for its op, after the broadcasts
+           // of scalar constants it reads in place (a scatter_add's zero operand)
   loop,    // elementwise nodes over one index space, broadcasts read in place, optionally ending
            // in reductions over the trailing axes
   gemm,    // a dot_general whose result goes through elementwise epilogue nodes (bias, activation)

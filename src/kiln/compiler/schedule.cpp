@@ -18,10 +18,10 @@ int32_t resolve(const Graph& graph, int32_t id) {
   return id;
 }
 
-// Whether group k's nodes compute `id` themselves (loop and gemm groups read their broadcasts in
-// place, so those are not computed).
+// Whether group k's nodes compute `id` themselves (broadcasts in a group are read in place, so
+// not computed, unless a single group computes just that broadcast).
 bool computes(const Graph& graph, const KernelGroup& group, int32_t id) {
-  if (group.kind != KernelKind::single && graph.node(id).op == OpKind::broadcast) return false;
+  if (graph.node(id).op == OpKind::broadcast && group.nodes.back() != id) return false;
   return std::find(group.nodes.begin(), group.nodes.end(), id) != group.nodes.end();
 }
 

@@ -27,7 +27,7 @@ Kernel make_kernel(const Graph& graph, const KernelGroup& group) {
     case KernelKind::gemm: return cpu::make_gemm_kernel(graph, group);
     case KernelKind::single: break;
   }
-  int32_t id = group.nodes.front();
+  int32_t id = group.nodes.back();  // after the broadcasts it reads in place
   const Node& node = graph.node(id);
   if (cpu::runs_in_loops(node.op)) return cpu::make_loop_kernel(graph, group);
   cpu::KernelMaker maker = cpu::kernel_maker(node.op);

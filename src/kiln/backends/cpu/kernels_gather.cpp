@@ -1,6 +1,8 @@
 // CPU kernels of gather and scatter_add along one axis. Indices are checked before any data moves:
 // one outside the axis is an Error naming the op, the index and its position, as in the reference.
+#include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "kiln/backends/cpu/kernel.h"
 #include "kiln/backends/cpu/parallel.h"
@@ -55,6 +57,17 @@ struct IndexReader {
   }
 };
 
+// The value a scatter_add's operand spreads when it is a broadcast scalar constant (a zero
+// gradient): the fusion pass reads such a broadcast in place, so it has no buffer of its own.
+std::optional<double> broadcast_constant(const Graph& graph, int32_t operand) {
+  while (graph.node(operand).op == OpKind::reshape) operand = graph.node(operand).inputs[0];
+  const Node& node = graph.node(operand);
+  if (node.op != OpKind::broadcast) return std::nullopt;
+  const Node& source = graph.node(node.inputs[0]);
+  if (source.op != OpKind::constant || shape_numel(source.shape) != 1) return std::nullopt;
+  return source.attr<ConstantAttrs>().value.get(0);
+}
+
 IndexReader index_reader(const Graph& graph, const Node& node, int64_t size) {
   const Node& indices = graph.node(node.inputs[1]);
   check(indices.dtype == DType::i32 || indices.dtype == DType::i64, op_name(node.op),
@@ -86,14 +99,15 @@ Kernel make_gather(const Graph& graph, int32_t id) {
   }};
 }
 
-// The operand copied, then each update row added at its index; duplicates accumulate in order.
-// Half types accumulate in f32 scratch and round once at the end.
+// The operand copied (or its constant spread), then each update row added at its index;
+// duplicates accumulate in order. Half types accumulate in f32 scratch and round once at the end.
 Kernel make_scatter_add(const Graph& graph, int32_t id) {
   const Node& node = graph.node(id);
   int32_t operand = node.inputs[0], updates = node.inputs[2];
   AxisView view = axis_view(node.shape, node.attr<GatherAttrs>().axis);
   IndexReader indices = index_reader(graph, node, view.size);
   int64_t count = shape_numel(indices.shape), n = shape_numel(node.shape);
+  std::optional<double> fill = broadcast_constant(graph, operand);
   return visit_numeric("scatter_add", node.dtype, [&]<typename T>() -> Kernel {
     using A = std::conditional_t<HalfStorage<T>, float, T>;  // the accumulator's storage
     int64_t scratch = HalfStorage<T> ? n * static_cast<int64_t>(sizeof(float)) : 0;
@@ -104,7 +118,11 @@ Kernel make_scatter_add(const Graph& graph, int32_t id) {
       T* out = buffers.at<T>(id);
       A* acc = HalfStorage<T> ? reinterpret_cast<A*>(scratch_bytes) : reinterpret_cast<A*>(out);
       parallel_for(n, kGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) acc[i] = store<A>(load(in[i]));
+        if (fill) {
+          std::fill(acc + begin, acc + end, store<A>(load(store<T>(static_cast<Compute<T>>(*fill)))));
+        } else {
+          for (int64_t i = begin; i < end; ++i) acc[i] = store<A>(load(in[i]));
+        }
       });
       // Outer slices are independent; within one, rows land in index order.
       parallel_for(view.outer, grain_for(count * view.inner),
