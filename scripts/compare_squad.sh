@@ -16,7 +16,7 @@ common=(--task qa --train_file data/qa/squad-v1.1-train-first8.json
   --per_device_train_batch_size 12 --per_device_eval_batch_size 32 --learning_rate 1e-4
   --warmup_ratio 0.1 --weight_decay 0.01 --num_train_epochs "$epochs" --seed 42 --do_eval
   --save_strategy no --logging_steps 50 --disable_tqdm --overwrite_output_dir)
-scores() { grep -o '"\(exact_match\|f1\)": [0-9.]*' "$1/eval_results.json" | tr '\n' ' '; }
+scores() { grep -o '"eval_\(exact_match\|f1\)": [0-9.]*' "$1/eval_results.json" | tr '\n' ' '; }
 
 ./build/kiln train --config_name tiny --tokenizer_name data/vocab/bert-base-uncased-vocab.txt \
   --output_dir "$work/scratch" "${common[@]}" > "$work/scratch.log" 2>&1
