@@ -11,6 +11,7 @@
 #include "kiln/backends/cpu/loop_program.h"
 #include "kiln/backends/cpu/parallel.h"
 #include "kiln/ir/error.h"
+#include "kiln/ir/op_registry.h"
 
 namespace kiln::cpu {
 namespace {
@@ -111,7 +112,7 @@ class ProgramBuilder {
         auto dim = static_cast<size_t>(node.attr<IotaAttrs>().dim);
         compute.size = node.shape[dim];
         for (size_t d = dim + 1; d < node.shape.size(); ++d) compute.inner *= node.shape[d];
-      } else {
+      } else if (!scalar_operand(node, compute)) {
         int32_t* slots[] = {&compute.a, &compute.b, &compute.c};
         for (size_t k = 0; k < node.inputs.size(); ++k) *slots[k] = operand(node.inputs[k]);
       }
@@ -156,6 +157,31 @@ class ProgramBuilder {
     register_of_[source] = load.out;
     emit(load);
     return load.out;
+  }
+
+  // The scalar a broadcast read in place spreads (its buffer), or -1.
+  int32_t broadcast_scalar(int32_t id) const {
+    int32_t source = resolve(graph_, id);
+    if (!in_place_.contains(source)) return -1;
+    int32_t scalar = graph_.node(source).inputs[0];
+    return shape_numel(graph_.node(scalar).shape) == 1 ? scalar : -1;
+  }
+
+  // A floating binary node with a broadcast scalar operand reads the scalar itself: the other
+  // operand takes a register, the scalar none. False (nothing set) otherwise.
+  bool scalar_operand(const Node& node, Instr& compute) {
+    if (op_info(node.op).category != OpCategory::binary || !is_floating(node.dtype)) return false;
+    for (ScalarOperand side : {ScalarOperand::b, ScalarOperand::a}) {
+      bool second = side == ScalarOperand::b;
+      int32_t scalar = broadcast_scalar(node.inputs[second ? 1 : 0]);
+      InstrFn fn = scalar >= 0 ? binary_scalar_instr(node, side) : nullptr;
+      if (fn == nullptr) continue;
+      compute.run = fn;
+      compute.node = scalar;
+      (second ? compute.a : compute.b) = operand(node.inputs[second ? 0 : 1]);
+      return true;
+    }
+    return false;
   }
 
   void emit(const Instr& instr) { instructions.push_back(instr); }

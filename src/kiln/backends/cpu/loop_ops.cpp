@@ -145,10 +145,21 @@ struct Unary {
 };
 template <typename T, typename F>
 struct Binary {
+  using C = Compute<T>;
   static void run(const Instr& instr, const BlockContext& block) {
-    using C = Compute<T>;
     binary_loop<T>(block.reg<C>(instr.a), block.reg<C>(instr.b), block.reg<C>(instr.out),
                    block.count, [](C x, C y) { return as_stored<T>(F{}(x, y)); });
+  }
+  // One operand is a scalar read from buffer `node` (a broadcast scalar): no register filled.
+  static void run_scalar_a(const Instr& instr, const BlockContext& block) {
+    C s = load(*block.buffers->at<T>(instr.node));
+    unary_loop<T>(block.reg<C>(instr.b), block.reg<C>(instr.out), block.count,
+                  [s](C y) { return as_stored<T>(F{}(s, y)); });
+  }
+  static void run_scalar_b(const Instr& instr, const BlockContext& block) {
+    C s = load(*block.buffers->at<T>(instr.node));
+    unary_loop<T>(block.reg<C>(instr.a), block.reg<C>(instr.out), block.count,
+                  [s](C x) { return as_stored<T>(F{}(x, s)); });
   }
 };
 
@@ -275,8 +286,13 @@ InstrFn unary_for() {
   return &Unary<T, F>::run;
 }
 template <typename T, typename F>
-InstrFn binary_for() {
-  return &Binary<T, F>::run;
+InstrFn binary_for(ScalarOperand scalar) {
+  switch (scalar) {
+    case ScalarOperand::none: return &Binary<T, F>::run;
+    case ScalarOperand::a: return &Binary<T, F>::run_scalar_a;
+    case ScalarOperand::b: return &Binary<T, F>::run_scalar_b;
+  }
+  return nullptr;
 }
 
 template <typename T>
@@ -305,19 +321,30 @@ InstrFn unary_typed(OpKind op) {
 }
 
 template <typename T>
-InstrFn binary_typed(OpKind op) {
+InstrFn binary_typed(OpKind op, ScalarOperand scalar) {
+  if constexpr (std::floating_point<Compute<T>>) {
+    switch (op) {
+      case OpKind::add: return binary_for<T, Add>(scalar);
+      case OpKind::sub: return binary_for<T, Sub>(scalar);
+      case OpKind::mul: return binary_for<T, Mul>(scalar);
+      case OpKind::div: return binary_for<T, Div>(scalar);
+      case OpKind::max: return binary_for<T, Max>(scalar);
+      case OpKind::min: return binary_for<T, Min>(scalar);
+      case OpKind::pow: return binary_for<T, Pow>(scalar);
+      default: break;
+    }
+  }
+  if (scalar != ScalarOperand::none) return nullptr;  // integers read scalars from registers
   switch (op) {
-    case OpKind::add: return binary_for<T, Add>();
-    case OpKind::sub: return binary_for<T, Sub>();
-    case OpKind::mul: return binary_for<T, Mul>();
-    case OpKind::div:
-      if constexpr (std::floating_point<Compute<T>>) return binary_for<T, Div>();
-      else return &int_div_run<T>;
-    case OpKind::max: return binary_for<T, Max>();
-    case OpKind::min: return binary_for<T, Min>();
-    case OpKind::pow: return binary_for<T, Pow>();
-    case OpKind::logical_and: return binary_for<T, And>();
-    case OpKind::logical_or: return binary_for<T, Or>();
+    case OpKind::add: return binary_for<T, Add>(scalar);
+    case OpKind::sub: return binary_for<T, Sub>(scalar);
+    case OpKind::mul: return binary_for<T, Mul>(scalar);
+    case OpKind::div: return &int_div_run<T>;
+    case OpKind::max: return binary_for<T, Max>(scalar);
+    case OpKind::min: return binary_for<T, Min>(scalar);
+    case OpKind::pow: return binary_for<T, Pow>(scalar);
+    case OpKind::logical_and: return binary_for<T, And>(scalar);
+    case OpKind::logical_or: return binary_for<T, Or>(scalar);
     default: return nullptr;
   }
 }
@@ -494,6 +521,11 @@ InstrFn store_instr(DType dtype) {
   return visit_any("store", dtype, [&]<typename T>() -> InstrFn { return &store_run<T>; });
 }
 
+InstrFn binary_scalar_instr(const Node& node, ScalarOperand scalar) {
+  return visit_floating(op_name(node.op), node.dtype,
+                        [&]<typename T>() { return binary_typed<T>(node.op, scalar); });
+}
+
 InstrFn compute_instr(const Graph& graph, const Node& node) {
   std::string_view name = op_name(node.op);
   InstrFn fn = nullptr;
@@ -502,7 +534,8 @@ InstrFn compute_instr(const Graph& graph, const Node& node) {
       fn = visit_any(name, node.dtype, [&]<typename T>() { return unary_typed<T>(node.op); });
       break;
     case OpCategory::binary:
-      fn = visit_any(name, node.dtype, [&]<typename T>() { return binary_typed<T>(node.op); });
+      fn = visit_any(name, node.dtype,
+                     [&]<typename T>() { return binary_typed<T>(node.op, ScalarOperand::none); });
       break;
     default:
       break;

@@ -51,7 +51,7 @@ using InstrFn = void (*)(const Instr& instr, const BlockContext& block);
 struct Instr {
   InstrFn run = nullptr;
   int32_t out = -1, a = -1, b = -1, c = -1;  // registers (c: select's third, random bits' words)
-  int32_t node = -1;                         // the buffer loaded, stored or reduced into
+  int32_t node = -1;  // the buffer loaded, stored, reduced into, or a binary op's scalar operand
   int32_t seed = -1, offset = -1;            // random bits: their scalar i64 buffers
   int32_t slot = -1;                         // reductions: their accumulator in the state
   uint32_t stream = 0, threshold = 0;        // random bits
@@ -66,6 +66,10 @@ InstrFn load_instr(DType dtype);
 InstrFn store_instr(DType dtype);
 // Elementwise nodes: unary, binary, compare, select, cast, gelu, dropout, random_bits.
 InstrFn compute_instr(const Graph& graph, const Node& node);
+// A floating binary node one operand of which is a scalar read from buffer Instr::node instead of
+// a register (`a`: the first operand; `b`: the second); null for ops it does not cover.
+enum class ScalarOperand : uint8_t { none, a, b };
+InstrFn binary_scalar_instr(const Node& node, ScalarOperand scalar);
 // reduce_sum / reduce_max over trailing axes into the node's buffer.
 InstrFn reduce_instr(const Node& node);
 
