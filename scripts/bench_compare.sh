@@ -11,7 +11,8 @@
 # Usage: bash scripts/bench_compare.sh [--configs tiny,mini,...] [--dtypes fp32,bf16]
 #          [--steps 10] [--warmup 3] [--large-steps 3] [--large-warmup 1] [--batch 16] [--seq 128]
 #          [--threads N] [--out FILE] [--peer PATH/bert_torch.py] [--python /usr/bin/python3]
-#          [--devices cpu[,pjrt:cpu]] [--pjrt_plugin PATH]
+#          [--devices cpu[,pjrt:cpu]] [--pjrt_plugin PATH] [--pjrt_configs tiny,mini,base]
+# (--pjrt_configs: the configs the pjrt devices run; default all of --configs.)
 # Needs build/kiln (bash scripts/setup.sh) and the Debian packages of the peer README
 # (python3-torch python3-numpy libopenblas0-openmp libtcmalloc-minimal4). Timings need an idle
 # machine: check cpu_busy_pct against proc_cpu_pct in the raw lines.
@@ -27,6 +28,7 @@ peer="../shared/bench/peer/bert_torch.py"
 python=/usr/bin/python3
 devices=cpu
 pjrt_plugin=()
+pjrt_configs=""
 
 while (($#)); do
   case "$1" in
@@ -44,6 +46,7 @@ while (($#)); do
     --python) python="$2" ;;
     --devices) devices="$2" ;;
     --pjrt_plugin) pjrt_plugin=(--pjrt_plugin "$2") ;;
+    --pjrt_configs) pjrt_configs="$2" ;;
     -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench_compare: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -84,7 +87,10 @@ for config in ${configs//,/ }; do
       echo "bench_compare: pytorch $config $dtype failed" >&2
     for device in ${devices//,/ }; do
       plugin=()
-      [ "$device" = cpu ] || plugin=("${pjrt_plugin[@]}")
+      if [ "$device" != cpu ]; then
+        [ -z "$pjrt_configs" ] || [[ ",$pjrt_configs," == *",$config,"* ]] || continue
+        plugin=("${pjrt_plugin[@]}")
+      fi
       ./build/kiln bench --config "$config" --dtype "$dtype" --batch "$batch" --seq "$seq" \
         --steps "$n" --warmup "$w" --threads "$threads" --device "$device" "${plugin[@]}" \
         --tag bench_compare >> "$out" || echo "bench_compare: kiln $config $dtype on $device failed" >&2
