@@ -126,6 +126,26 @@ TEST(CpuFusion, GemmEpiloguesMatchReference) {
   }
 }
 
+// A scatter_add starting from a broadcast constant (the gradient of a gather: zeros) fills its
+// output with the constant itself: no kernel and no buffer for the broadcast. Any other start
+// (a tensor argument) is copied as before.
+TEST(CpuFusion, ScatterAddFillsFromABroadcastConstant) {
+  for (DType dtype : {DType::f32, DType::bf16, DType::i32}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    Graph graph;
+    testing::Feeds feeds(graph);
+    Value indices = feeds.integers(DType::i32, {9}, 0, 5);
+    Value updates = feeds.any(dtype, {9, 4});
+    Value from_constant = scatter_add(full(graph, 1.5, dtype, {5, 4}), indices, updates, 0);
+    auto single = make_cpu_backend()->compile(graph, {from_constant});
+    EXPECT_EQ(single->stats().kernels, 1);
+    // Only bf16 takes scratch: its sums accumulate in f32 (5 x 4 floats, 64-byte aligned).
+    EXPECT_EQ(single->stats().arena_bytes, dtype == DType::bf16 ? 128 : 0);
+    Value from_argument = scatter_add(feeds.any(dtype, {5, 4}), indices, updates, 0);
+    testing::expect_matches_reference(graph, {from_constant, from_argument}, feeds.arguments());
+  }
+}
+
 // A donated argument is overwritten by the kernel computing its output, which shares its bytes;
 // a matrix multiply reading the argument (made after the update) still sees the old values.
 TEST(CpuFusion, DonatedArgumentsAreWrittenInPlace) {
