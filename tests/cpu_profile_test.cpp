@@ -1,0 +1,51 @@
+// KILN_CPU_PROFILE: each kernel described by its kind, fused ops and result, and the report an
+// executable prints when it is freed (only with the variable set).
+#include <algorithm>
+#include <cstdlib>
+
+#include "cpu_test_util.h"
+#include "kiln/backends/cpu/kernel_profile.h"
+
+namespace kiln {
+namespace {
+
+TEST(CpuProfile, DescribesEachKernel) {
+  Graph graph;
+  testing::Feeds feeds(graph);
+  Value x = feeds.any(DType::f32, {4, 8}), w = feeds.any(DType::f32, {8, 3});
+  Value y = dot_general(gelu(x) * 2.0, w, DotAttrs{{}, {}, {1}, {0}}, DType::f32);
+  auto executable = make_cpu_backend()->compile(graph, {y});
+  const Program& program = dynamic_cast<CpuExecutable&>(*executable).program();
+  ASSERT_EQ(program.kernels.size(), 2u);
+  const Graph& lowered = *program.module.graph;
+  EXPECT_EQ(cpu::describe_kernel(lowered, program.kernels[0]),
+            "loop gelu,broadcast,mul -> f32(4,8)");
+  EXPECT_EQ(cpu::describe_kernel(lowered, program.kernels[1]), "gemm dot_general -> f32(4,3)");
+}
+
+TEST(CpuProfile, ReportsTheCostliestKernelsWhenFreed) {
+  Graph graph;
+  testing::Feeds feeds(graph);
+  Value x = feeds.any(DType::f32, {64, 64});
+  Value y = softmax(exp(x) + 1.0, 1);
+  std::vector<Tensor> arguments = feeds.arguments();
+  ::testing::internal::CaptureStderr();
+  make_cpu_backend()->compile(graph, {y})->run(arguments);  // no variable: no report
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  setenv("KILN_CPU_PROFILE", "1", 1);
+  ::testing::internal::CaptureStderr();
+  {
+    auto executable = make_cpu_backend()->compile(graph, {y});
+    executable->run(arguments);
+    executable->run(arguments);
+  }
+  std::string report = ::testing::internal::GetCapturedStderr();
+  unsetenv("KILN_CPU_PROFILE");
+  EXPECT_NE(report.find("kernel profile: 2 kernels"), std::string::npos) << report;
+  EXPECT_NE(report.find("over 2 runs"), std::string::npos) << report;
+  // One line per kernel shown: the top 1 of 2.
+  EXPECT_EQ(std::count(report.begin(), report.end(), '\n'), 2) << report;
+}
+
+}  // namespace
+}  // namespace kiln
