@@ -7,13 +7,17 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <thread>
 #include <vector>
 
 #include "kiln/ir/error.h"
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #endif
 
 namespace kiln {
@@ -88,6 +92,56 @@ __attribute__((target("avx512f,avx512bf16"))) float zmm_bf16_dot_chains(long ite
   return first_lane(sum);
 }
 
+// AMX tile matrix multiplies: 6 accumulator tiles of 16 x 16 f32, each tdpbf16ps adding the
+// product of a 16 x 32 bf16 tile and a 32 x 16 one: 16 * 16 * 32 * 2 = 16,384 FLOP each.
+constexpr int kAmxChains = 6;
+// Each tdpbf16ps takes 16 cycles or so: fewer iterations than the vector kernels for similar times.
+constexpr long kAmxIterationsDivisor = 16;
+constexpr double kAmxFlop = 16.0 * 16.0 * 32.0 * 2.0;
+
+__attribute__((target("amx-tile,amx-bf16"))) float amx_bf16_chains(long iterations) {
+  alignas(64) unsigned char config[64] = {};
+  config[0] = 1;  // palette 1
+  for (int tile = 0; tile < 8; ++tile) {
+    config[16 + 2 * tile] = 64;  // bytes per row
+    config[48 + tile] = 16;      // rows
+  }
+  _tile_loadconfig(config);
+  alignas(64) uint16_t ones[16 * 32];
+  std::fill(std::begin(ones), std::end(ones), uint16_t{0x3f80});  // bf16 1.0
+  _tile_loadd(6, ones, 64);
+  _tile_loadd(7, ones, 64);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  _tile_zero(4);
+  _tile_zero(5);
+  for (long i = 0; i < iterations; ++i) {
+    _tile_dpbf16ps(0, 6, 7);
+    _tile_dpbf16ps(1, 6, 7);
+    _tile_dpbf16ps(2, 6, 7);
+    _tile_dpbf16ps(3, 6, 7);
+    _tile_dpbf16ps(4, 6, 7);
+    _tile_dpbf16ps(5, 6, 7);
+  }
+  alignas(64) float out[16 * 16];
+  _tile_stored(0, out, 64);
+  _tile_release();
+  return out[0];
+}
+
+// Whether this CPU has AMX-BF16 and the kernel lets this process use the tile registers (Linux
+// asks for that permission once per process: arch_prctl ARCH_REQ_XCOMP_PERM for XTILEDATA).
+bool amx_bf16_usable() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  constexpr unsigned kAmxBf16 = 1u << 22, kAmxTile = 1u << 24;
+  if ((edx & kAmxBf16) == 0 || (edx & kAmxTile) == 0) return false;
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+}
+
 // The core clock from a dependent chain of 64-bit imul (3 cycles each on every recent x86 core).
 double measure_clock_ghz(long iterations) {
   unsigned long x = 3;
@@ -158,7 +212,12 @@ CpuPeak measure_cpu_peak(int threads) {
     peak.fp32_kernel = "avx2 ymm fma";
     peak.fp32_gflops = best_gflops(ymm_fma_chains, threads, 16.0 * kYmmChains);
   }
-  if (__builtin_cpu_supports("avx512bf16")) {
+  // bf16: the fastest unit the CPU has, as oneDNN's bf16 matrix multiplies use it.
+  if (amx_bf16_usable()) {
+    peak.bf16_kernel = "amx tdpbf16ps";
+    auto amx = [](long n) { return amx_bf16_chains(n / kAmxIterationsDivisor); };
+    peak.bf16_gflops = best_gflops(amx, threads, kAmxFlop * kAmxChains / kAmxIterationsDivisor);
+  } else if (__builtin_cpu_supports("avx512bf16")) {
     peak.bf16_kernel = "avx512_bf16 zmm vdpbf16ps";
     peak.bf16_gflops = best_gflops(zmm_bf16_dot_chains, threads, 64.0 * kZmmChains);
   }

@@ -1,6 +1,7 @@
 // This CPU's measured peak FLOP/s, as ../shared/bench/peer/peak_fma.cpp measures it: chains of
-// independent FMA instructions (fp32) and AVX512-BF16 dot products (bf16) on N threads, with the
-// widest instructions the CPU has, found at run time. What `kiln bench` divides by.
+// independent FMA instructions (fp32) and bf16 products (AMX tile multiplies where the CPU has
+// them, as oneDNN's bf16 matrix multiplies use them, else AVX512-BF16 dot products) on N threads,
+// with the widest instructions the CPU has, found at run time. What `kiln bench` divides by.
 #pragma once
 
 #include <string>
@@ -13,7 +14,7 @@ struct CpuPeak {
   double clock_ghz = 0.0;   // measured with a dependent imul chain (3 cycles each)
   std::string fp32_kernel;  // "avx512 zmm fma", "avx2 ymm fma", or empty when the CPU has no FMA
   double fp32_gflops = 0.0;
-  std::string bf16_kernel;  // "avx512_bf16 zmm vdpbf16ps", or empty when the CPU lacks it
+  std::string bf16_kernel;  // "amx tdpbf16ps", "avx512_bf16 zmm vdpbf16ps", or empty
   double bf16_gflops = 0.0;
 };
 
