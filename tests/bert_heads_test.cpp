@@ -16,6 +16,7 @@
 #include "bert_test_util.h"
 #include "kiln/autodiff/grad.h"
 #include "kiln/backends/reference/reference_backend.h"
+#include "kiln/io/mlm_collate.h"
 #include "kiln/models/bert_heads.h"
 #include "kiln/models/bert_pretrained.h"
 #include "support/testing.h"
@@ -35,7 +36,8 @@ double max_abs(const Tensor& t) {
 // parameter, and compares each with transformers'.
 void expect_matches_transformers(const BertFixture& fixture, ParameterSet& params, Value loss,
                                  std::vector<Value> outputs, std::vector<std::string> names,
-                                 bool pad_row_apart = false) {
+                                 bool pad_row_apart = false,
+                                 const std::map<std::string, Tensor>& extra_feeds = {}) {
   EXPECT_EQ(params.names(), fixture.parameter_order);
   bert_load_weights(params, fixture.dir);
   std::vector<Value> grads = grad(loss, params.values());
@@ -45,8 +47,10 @@ void expect_matches_transformers(const BertFixture& fixture, ParameterSet& param
     outputs.push_back(grads[i]);
     names.push_back("grad." + params.parameters()[i].name);
   }
+  std::map<std::string, Tensor> feeds = fixture.feeds();
+  feeds.insert(extra_feeds.begin(), extra_feeds.end());
   std::vector<Tensor> results =
-      evaluate_reference(params.graph(), outputs, params.arguments(fixture.feeds()));
+      evaluate_reference(params.graph(), outputs, params.arguments(feeds));
   ASSERT_EQ(results.size(), names.size());
   for (size_t i = 0; i < results.size(); ++i) {
     Tensor expected = fixture.expected.at(names[i]);
@@ -84,6 +88,26 @@ TEST(BertHeads, MaskedLmMatchesTransformers) {
   BertMaskedLM model = bert_for_masked_lm(graph, fixture.config, fixture.options);
   EXPECT_FALSE(model.params.contains("cls.predictions.decoder.weight"));
   expect_matches_transformers(fixture, model.params, model.loss, {model.logits}, {"logits"});
+}
+
+// The head that computes logits only at the labelled positions (what the Trainer runs): the
+// same loss and gradients as transformers' head over every position, and the same logits there.
+TEST(BertHeads, MaskedLmPredictingOnlyLabelledPositionsMatchesTransformers) {
+  BertFixture fixture = testing::load_bert_fixture("mlm");
+  const Tensor& labels = fixture.expected.at("labels");
+  int64_t labelled = 0;
+  for (int64_t i = 0; i < labels.numel(); ++i) labelled += labels.get(i) != -100;
+  ASSERT_GT(labelled, 0);
+  fixture.options.mlm_predictions = labelled + 3;  // with padding
+  MlmPredictions predictions =
+      compact_mlm_labels(labels, fixture.options.mlm_predictions, "fixture");
+  Graph graph;
+  BertMaskedLM model = bert_for_masked_lm(graph, fixture.config, fixture.options);
+  EXPECT_EQ(model.logits.shape(),
+            (Shape{labelled + 3, fixture.config.vocab_size}));
+  expect_matches_transformers(fixture, model.params, model.loss, {}, {}, false,
+                              {{"masked_positions", predictions.positions},
+                               {"masked_labels", predictions.labels}});
 }
 
 TEST(BertHeads, AMaskedLmCheckpointLoadsIntoTheOtherHeads) {

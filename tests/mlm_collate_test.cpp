@@ -1,9 +1,12 @@
 // Language-modeling data and masked-LM batches: run_mlm.py's line split, line-by-line examples
 // and concatenated blocks, and DataCollatorForLanguageModeling's masking statistics and rules
-// (special tokens and padding never chosen, labels -100 elsewhere), drawn per epoch and example.
+// (special tokens and padding never chosen, labels -100 elsewhere), drawn per epoch and example;
+// the labels compacted to the predicted positions, within a capacity per batch shape.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -134,6 +137,51 @@ TEST(MlmCollate, MasksChangeEachEpochAndNotWithTheBatch) {
   EXPECT_NE(testing::error_of([&] { collate_mlm_batch(data, ab, options, mlm, 0); })
                 .find("--mlm_probability"),
             std::string::npos);
+}
+
+TEST(MlmPredictions, CapacityCoversTheChosenTokensOfAnyBatch) {
+  // 4,096 cells at 0.15: mean 614.4, sd 22.85; +8 sd, rounded up to a multiple of 8.
+  EXPECT_EQ(mlm_prediction_capacity(4096, 0.15), 800);
+  EXPECT_EQ(mlm_prediction_capacity(4096, 1.0), 4096);  // at most every cell
+  EXPECT_EQ(mlm_prediction_capacity(4096, 0.0), 8);
+  EXPECT_EQ(mlm_prediction_capacity(3, 0.15), 3);
+  // Every batch of the Persuasion blocks fits (and the capacity is far below the cells).
+  Tokenizer tokenizer = bert_tokenizer();
+  TextLines text = read_text_lines(kRoot + "/data/lm/persuasion.txt");
+  LmDataset data = lm_dataset(tokenizer, split_text_lines(text, 5).second, {128, false, 1000});
+  CollateOptions options;
+  options.batch_size = 32;
+  options.max_seq_length = 128;
+  MlmOptions mlm;
+  mlm.vocab_size = tokenizer.vocab_size();
+  const int64_t capacity = mlm_prediction_capacity(32 * 128, mlm.mlm_probability);
+  int64_t most = 0;
+  for (size_t first = 0; first + 32 <= data.size(); first += 32) {
+    std::vector<size_t> rows(32);
+    std::iota(rows.begin(), rows.end(), first);
+    Tensor labels = collate_mlm_batch(data, rows, options, mlm, 0).labels;
+    int64_t chosen = 0;
+    for (int64_t i = 0; i < labels.numel(); ++i) chosen += labels.get(i) != -100;
+    most = std::max(most, chosen);
+  }
+  EXPECT_GT(most, 500);
+  EXPECT_LT(most, capacity - 100);
+}
+
+TEST(MlmPredictions, CompactsLabelsInRowMajorOrderThenPads) {
+  Tensor labels = Tensor::from_doubles(DType::i32, {2, 4}, {-100, 7, -100, -100, 9, -100, -100, 3});
+  MlmPredictions predictions = compact_mlm_labels(labels, 5, "batch");
+  EXPECT_EQ(predictions.positions.dtype(), DType::i32);
+  EXPECT_EQ(predictions.positions.to_doubles(), (std::vector<double>{1, 4, 7, 0, 0}));
+  EXPECT_EQ(predictions.labels.to_doubles(), (std::vector<double>{7, 9, 3, -100, -100}));
+  try {
+    compact_mlm_labels(labels, 2, "data/lm/x.txt:10 (the batch starting there)");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("data/lm/x.txt:10"), std::string::npos) << message;
+    EXPECT_NE(message.find("more than 2 tokens chosen"), std::string::npos) << message;
+  }
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 // DataCollatorForLanguageModeling's torch_mask_tokens with Philox draws per (example, position).
 #include "kiln/io/mlm_collate.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "kiln/ir/error.h"
 #include "kiln/ir/philox.h"
 
@@ -61,6 +64,34 @@ MlmBatch collate_mlm_batch(const LmDataset& dataset, std::span<const size_t> ind
     mask_tokens<int64_t>(batch, dataset, options, mlm, epoch);
   }
   return batch;
+}
+
+int64_t mlm_prediction_capacity(int64_t tokens, double mlm_probability) {
+  const double p = std::clamp(mlm_probability, 0.0, 1.0);
+  const auto n = static_cast<double>(tokens);
+  const double bound = n * p + 8.0 * std::sqrt(n * p * (1.0 - p)) + 1.0;
+  const int64_t rounded = (static_cast<int64_t>(std::ceil(bound)) + 7) / 8 * 8;
+  return std::clamp<int64_t>(rounded, 1, std::max<int64_t>(tokens, 1));
+}
+
+MlmPredictions compact_mlm_labels(const Tensor& labels, int64_t capacity, std::string_view where) {
+  MlmPredictions out{Tensor(labels.dtype(), {capacity}), Tensor(labels.dtype(), {capacity})};
+  int64_t count = 0;
+  for (int64_t cell = 0; cell < labels.numel(); ++cell) {
+    const double label = labels.get(cell);
+    if (label == -100) continue;
+    check(count < capacity, where, "more than ", capacity,
+          " tokens chosen for prediction in one batch (the capacity for its shape at this "
+          "--mlm_probability)");
+    out.positions.set(count, static_cast<double>(cell));
+    out.labels.set(count, label);
+    ++count;
+  }
+  for (int64_t k = count; k < capacity; ++k) {
+    out.positions.set(k, 0.0);
+    out.labels.set(k, -100.0);
+  }
+  return out;
 }
 
 }  // namespace kiln

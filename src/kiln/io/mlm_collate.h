@@ -30,4 +30,22 @@ struct MlmBatch {
 MlmBatch collate_mlm_batch(const LmDataset& dataset, std::span<const size_t> indices,
                            const CollateOptions& options, const MlmOptions& mlm, int64_t epoch);
 
+// The predicted tokens of a batch, for a head that computes logits only where there is a label
+// (the decoder over the vocabulary is most of a small model's step): their flat positions in
+// [batch * length] and their labels, in row-major order, then padding (position 0, label -100)
+// up to a capacity fixed by the batch shape, so that every batch of a shape runs one program.
+struct MlmPredictions {
+  Tensor positions;  // [capacity] of the labels' dtype
+  Tensor labels;     // [capacity]
+};
+
+// The capacity for `tokens` = batch * length cells: the expected number of chosen tokens plus
+// eight standard deviations (rounded up to a multiple of 8, at most `tokens`), so that a batch
+// exceeding it is never seen in practice.
+int64_t mlm_prediction_capacity(int64_t tokens, double mlm_probability);
+
+// Compacts `labels` ([batch, length], -100 where nothing is predicted); more predicted tokens
+// than `capacity` is an Error naming `where`.
+MlmPredictions compact_mlm_labels(const Tensor& labels, int64_t capacity, std::string_view where);
+
 }  // namespace kiln

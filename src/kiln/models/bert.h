@@ -21,6 +21,10 @@ struct BertBuildOptions {
   // With problem_type unset and num_labels > 1, HF picks the loss by the labels' dtype: integer
   // labels give single-label cross entropy, float labels multi-label BCE.
   bool integer_labels = true;
+  // Masked LM with labels: above 0, the labels come as `masked_positions` and `masked_labels`
+  // ([mlm_predictions] each: flat positions in [batch * seq] and their ids, -100 for padding)
+  // and the head computes logits only there; 0: `labels` [batch, seq], logits everywhere.
+  int64_t mlm_predictions = 0;
 };
 
 // Graph inputs of a batch, each [batch, seq] of options.index_dtype.

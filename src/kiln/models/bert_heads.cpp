@@ -58,7 +58,11 @@ BertMaskedLM bert_for_masked_lm(Graph& graph, const BertConfig& config,
   BertMaskedLM model(graph, options.dtype);
   model.inputs = bert_inputs(graph, options);
   const int64_t batch = options.batch_size, seq = options.seq_len;
-  if (options.with_labels) {
+  const int64_t predictions = options.with_labels ? options.mlm_predictions : 0;
+  if (predictions > 0) {
+    model.masked_positions = graph.input("masked_positions", options.index_dtype, {predictions});
+    model.labels = graph.input("masked_labels", options.index_dtype, {predictions});
+  } else if (options.with_labels) {
     model.labels = graph.input("labels", options.index_dtype, {batch, seq});
   }
   if (options.training) model.dropout = DropoutContext::with_inputs(graph);
@@ -73,14 +77,22 @@ BertMaskedLM bert_for_masked_lm(Graph& graph, const BertConfig& config,
                                     hidden, config.initializer_range);
   LayerNorm norm = LayerNorm::create(model.params, "cls.predictions.transform.LayerNorm", hidden,
                                      config.layer_norm_eps);
-  Value states = norm(activation(transform(bert.sequence_output), config.hidden_act));
+  Value sequence = bert.sequence_output;
+  if (predictions > 0) {  // only the rows with a label: the same loss for a fraction of the work
+    sequence = gather(reshape(sequence, {batch * seq, hidden}), model.masked_positions, 0);
+  }
+  Value states = norm(activation(transform(sequence), config.hidden_act));
   Linear decoder;
   decoder.weight = model.params.get("bert.embeddings.word_embeddings.weight").value;
   decoder.bias = bias;
   model.logits = decoder(states);
   if (!options.with_labels) return model;
-  model.loss = cross_entropy(reshape(model.logits, {batch * seq, config.vocab_size}),
-                             reshape(model.labels, {batch * seq}));
+  if (predictions > 0) {
+    model.loss = cross_entropy(model.logits, model.labels);
+  } else {
+    model.loss = cross_entropy(reshape(model.logits, {batch * seq, config.vocab_size}),
+                               reshape(model.labels, {batch * seq}));
+  }
   return model;
 }
 

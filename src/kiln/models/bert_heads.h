@@ -27,16 +27,20 @@ BertQuestionAnswering bert_for_question_answering(Graph& graph, const BertConfig
                                                   const BertBuildOptions& options);
 
 // Graph inputs, in order: input_ids, token_type_ids, attention_mask, labels (with_labels;
-// [batch, seq] of index_dtype, -100 where no token is predicted), dropout_seed and
-// dropout_offset (training), then the parameters. The decoder's weight is
+// [batch, seq] of index_dtype, -100 where no token is predicted; with options.mlm_predictions,
+// masked_positions and masked_labels instead), dropout_seed and dropout_offset (training), then
+// the parameters. The decoder's weight is
 // bert.embeddings.word_embeddings.weight itself (tie_word_embeddings), so it has no parameter of
 // its own; its bias is cls.predictions.bias.
 struct BertMaskedLM {
   BertMaskedLM(Graph& graph, DType dtype) : params(graph, dtype) {}
 
   BertInputs inputs;
-  Value labels;  // invalid without labels
-  Value logits;  // [batch, seq, vocab_size]
+  Value labels;  // invalid without labels; masked_labels with options.mlm_predictions
+  Value masked_positions;  // with options.mlm_predictions
+  // [batch, seq, vocab_size]; [mlm_predictions, vocab_size] at the masked positions with
+  // options.mlm_predictions
+  Value logits;
   Value loss;    // mean cross entropy over the labels that are not -100; invalid without labels
   ParameterSet params;
   DropoutContext dropout;

@@ -9,7 +9,14 @@ TensorMap MlmData::collate(std::span<const size_t> rows, const CollateOptions& o
   TensorMap feeds = {{"input_ids", batch.inputs.input_ids},
                      {"token_type_ids", batch.inputs.token_type_ids},
                      {"attention_mask", batch.inputs.attention_mask}};
-  if (with_labels) feeds.emplace("labels", batch.labels);
+  if (with_labels) {
+    const int64_t capacity =
+        mlm_prediction_capacity(batch.labels.numel(), options_.mlm_probability);
+    MlmPredictions predictions = compact_mlm_labels(
+        batch.labels, capacity, dataset_.where(rows.front()) + " (the batch starting there)");
+    feeds.emplace("masked_positions", std::move(predictions.positions));
+    feeds.emplace("masked_labels", std::move(predictions.labels));
+  }
   return feeds;
 }
 

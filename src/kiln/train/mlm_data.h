@@ -1,6 +1,8 @@
 // A masked language modeling split as the Trainer feeds it (run_mlm.py): text examples whose
 // batches are masked by DataCollatorForLanguageModeling's rules, afresh each epoch; evaluation
-// batches are masked with a fixed key, so that every evaluation sees the same masks.
+// batches are masked with a fixed key, so that every evaluation sees the same masks. Labels go
+// to the model compacted (masked_positions, masked_labels: see compact_mlm_labels), for a head
+// that predicts only there; the loss is the same as over the full [batch, length] labels.
 #pragma once
 
 #include "kiln/io/mlm_collate.h"

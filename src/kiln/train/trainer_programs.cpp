@@ -1,6 +1,7 @@
 // Per-shape graphs of the task's model, their training steps and forward programs.
 #include "kiln/train/trainer_programs.h"
 
+#include "kiln/io/mlm_collate.h"
 #include "kiln/ir/error.h"
 
 namespace kiln {
@@ -12,8 +13,12 @@ struct ModelPrograms::Entry {
 };
 
 ModelPrograms::ModelPrograms(TaskKind task, BertConfig config, TrainStepConfig step_config,
-                             Runtime& runtime)
-    : task_(task), config_(std::move(config)), step_config_(step_config), runtime_(runtime) {}
+                             Runtime& runtime, double mlm_probability)
+    : task_(task),
+      config_(std::move(config)),
+      step_config_(step_config),
+      runtime_(runtime),
+      mlm_probability_(mlm_probability) {}
 
 ModelPrograms::~ModelPrograms() = default;
 
@@ -29,6 +34,9 @@ ModelPrograms::Entry& ModelPrograms::entry(const Key& key, DType index_dtype,
   options.training = training;
   options.with_labels = with_labels;
   options.integer_labels = integer_labels;
+  if (task_ == TaskKind::masked_lm && with_labels) {
+    options.mlm_predictions = mlm_prediction_capacity(batch * length, mlm_probability_);
+  }
   made->model = build_task_model(task_, made->graph, config_, options);
   if (training) {
     made->step = std::make_unique<TrainStep>(made->graph, made->model.loss, made->model.params,

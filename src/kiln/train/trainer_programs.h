@@ -17,7 +17,9 @@ namespace kiln {
 
 class ModelPrograms {
  public:
-  ModelPrograms(TaskKind task, BertConfig config, TrainStepConfig step_config, Runtime& runtime);
+  // mlm_probability sizes the masked-LM head's predictions per batch shape (MlmData's feeds).
+  ModelPrograms(TaskKind task, BertConfig config, TrainStepConfig step_config, Runtime& runtime,
+                double mlm_probability = 0.15);
   ~ModelPrograms();
 
   // The training step for batches of `batch_shape` ([batch, length]); labels are class ids or,
@@ -40,6 +42,7 @@ class ModelPrograms {
   BertConfig config_;
   TrainStepConfig step_config_;
   Runtime& runtime_;
+  double mlm_probability_;
   std::map<Key, std::unique_ptr<Entry>> entries_;
 };
 
