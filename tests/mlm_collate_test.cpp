@@ -56,16 +56,28 @@ struct Counts {
   size_t eligible = 0, chosen = 0, masked = 0, random = 0, kept = 0;
 };
 
-TEST(MlmCollate, MasksAsDataCollatorForLanguageModeling) {
+// Persuasion's train part (after the first 5% of the lines) as masked-LM examples of `length`
+// tokens, batched by `batch_size`, masked with BERT's vocabulary.
+struct PersuasionMasking {
+  LmDataset data;
+  CollateOptions options;
+  MlmOptions mlm;
+};
+
+PersuasionMasking persuasion_masking(size_t length, bool line_by_line, size_t batch_size) {
   Tokenizer tokenizer = bert_tokenizer();
   TextLines text = read_text_lines(kRoot + "/data/lm/persuasion.txt");
-  LmDataset data = lm_dataset(tokenizer, split_text_lines(text, 5).second, {64, true, 1000});
-  CollateOptions options;
-  options.batch_size = 32;
-  options.max_seq_length = 64;
-  MlmOptions mlm;
-  mlm.mask_id = *tokenizer.token_to_id("[MASK]");
-  mlm.vocab_size = tokenizer.vocab_size();
+  PersuasionMasking out{
+      lm_dataset(tokenizer, split_text_lines(text, 5).second, {length, line_by_line, 1000}), {}, {}};
+  out.options.batch_size = batch_size;
+  out.options.max_seq_length = length;
+  out.mlm.mask_id = *tokenizer.token_to_id("[MASK]");
+  out.mlm.vocab_size = tokenizer.vocab_size();
+  return out;
+}
+
+TEST(MlmCollate, MasksAsDataCollatorForLanguageModeling) {
+  auto [data, options, mlm] = persuasion_masking(64, true, 32);
   Counts counts;
   for (size_t first = 0; first + 32 <= 3200; first += 32) {
     std::vector<size_t> rows;
@@ -111,14 +123,7 @@ TEST(MlmCollate, MasksAsDataCollatorForLanguageModeling) {
 }
 
 TEST(MlmCollate, MasksChangeEachEpochAndNotWithTheBatch) {
-  Tokenizer tokenizer = bert_tokenizer();
-  TextLines text = read_text_lines(kRoot + "/data/lm/persuasion.txt");
-  LmDataset data = lm_dataset(tokenizer, split_text_lines(text, 5).second, {32, false, 1000});
-  CollateOptions options;
-  options.batch_size = 4;
-  options.max_seq_length = 32;
-  MlmOptions mlm;
-  mlm.vocab_size = tokenizer.vocab_size();
+  auto [data, options, mlm] = persuasion_masking(32, false, 4);
   std::vector<size_t> ab = {5, 9}, ba = {9, 5};
   MlmBatch first = collate_mlm_batch(data, ab, options, mlm, 0);
   MlmBatch again = collate_mlm_batch(data, ba, options, mlm, 0);
@@ -146,14 +151,7 @@ TEST(MlmPredictions, CapacityCoversTheChosenTokensOfAnyBatch) {
   EXPECT_EQ(mlm_prediction_capacity(4096, 0.0), 8);
   EXPECT_EQ(mlm_prediction_capacity(3, 0.15), 3);
   // Every batch of the Persuasion blocks fits (and the capacity is far below the cells).
-  Tokenizer tokenizer = bert_tokenizer();
-  TextLines text = read_text_lines(kRoot + "/data/lm/persuasion.txt");
-  LmDataset data = lm_dataset(tokenizer, split_text_lines(text, 5).second, {128, false, 1000});
-  CollateOptions options;
-  options.batch_size = 32;
-  options.max_seq_length = 128;
-  MlmOptions mlm;
-  mlm.vocab_size = tokenizer.vocab_size();
+  auto [data, options, mlm] = persuasion_masking(128, false, 32);
   const int64_t capacity = mlm_prediction_capacity(32 * 128, mlm.mlm_probability);
   int64_t most = 0;
   for (size_t first = 0; first + 32 <= data.size(); first += 32) {

@@ -7,6 +7,7 @@
 #include "kiln/io/collate.h"
 #include "kiln/ir/ops.h"
 #include "kiln/train/trainer_programs.h"
+#include "kiln/train/training_arguments.h"
 #include "support/testing.h"
 #include "trainer_test_util.h"
 
@@ -112,7 +113,8 @@ void expect_padding_changes_nothing(const fs::path& tsv, const BertConfig& confi
   TensorMap weights = testing::initial_weights(config, 11);
   auto backend = make_reference_backend();
   Runtime runtime(*backend);
-  ModelPrograms programs(TaskKind::classification, config, TrainStepConfig{}, runtime);
+  ModelPrograms programs(TaskKind::classification, config, TrainStepConfig{}, runtime,
+                         TrainingArguments{}.mlm_probability);  // unused by classification
   const bool integer_labels = data.label_kind == LabelKind::classes;
   auto run = [&](size_t batch_size) {
     CollateOptions options;

@@ -1,8 +1,9 @@
 // Fusion: groups nodes into kernels, visiting them in order and adding each to the group of one
 // of its producers when it can join it (producer -> consumer fusion, several results per group):
 //   loop  elementwise nodes over one flat index space (unary, binary, compare, select, cast, gelu,
-//         dropout, and the computed sources random_bits and iota); broadcasts of values computed before the group are read in place
-//         by index, never materialised; reductions over trailing axes end rows of the space;
+//         dropout, and the computed sources random_bits and iota); broadcasts of values computed
+//         before the group are read in place by index, never materialised; reductions over
+//         trailing axes end rows of the space;
 //   gemm  a dot_general and a chain of epilogue nodes after it (bias, scaling, gelu, the add of a
 //         tensor computed before), each the only reader of the one before.
 // A node may join a group only if its other operands are computed by earlier groups, so groups
@@ -103,10 +104,11 @@ class Fuser {
     for (int32_t id = 0; id < graph_.size(); ++id) {
       const Node& n = node(id);
       if (n.op == OpKind::input || n.op == OpKind::constant || shape_numel(n.shape) > 1) continue;
-      early[static_cast<size_t>(id)] = std::all_of(n.inputs.begin(), n.inputs.end(), [&](int32_t o) {
+      auto from_sources = [&](int32_t o) {
         OpKind op = node(o).op;
         return op == OpKind::input || op == OpKind::constant || early[static_cast<size_t>(o)];
-      });
+      };
+      early[static_cast<size_t>(id)] = std::all_of(n.inputs.begin(), n.inputs.end(), from_sources);
     }
     return early;
   }

@@ -100,7 +100,8 @@ TrainingPlan Trainer::start_run(const TaskData& train_data, const TaskData* eval
                                 const std::optional<fs::path>& resume) {
   check(train_data.has_labels(), train_data.source(), "training data needs labels");
   check(train_data.size() > 0, train_data.source(), "no training examples");
-  for (auto [flag, wanted] : {std::pair{"--eval_strategy", args_.eval_strategy != IntervalStrategy::no},
+  const bool evaluates_during = args_.eval_strategy != IntervalStrategy::no;
+  for (auto [flag, wanted] : {std::pair{"--eval_strategy", evaluates_during},
                               std::pair{"--eval_on_start", args_.eval_on_start}}) {
     check(!wanted || eval_data != nullptr, flag,
           "evaluating during training needs evaluation data (--validation_file, or "

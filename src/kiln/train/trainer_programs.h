@@ -19,7 +19,7 @@ class ModelPrograms {
  public:
   // mlm_probability sizes the masked-LM head's predictions per batch shape (MlmData's feeds).
   ModelPrograms(TaskKind task, BertConfig config, TrainStepConfig step_config, Runtime& runtime,
-                double mlm_probability = 0.15);
+                double mlm_probability);
   ~ModelPrograms();
 
   // The training step for batches of `batch_shape` ([batch, length]); labels are class ids or,

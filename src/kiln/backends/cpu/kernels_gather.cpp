@@ -60,10 +60,13 @@ struct IndexReader {
 // The value a scatter_add's operand spreads when it is a broadcast scalar constant (a zero
 // gradient): the fusion pass reads such a broadcast in place, so it has no buffer of its own.
 std::optional<double> broadcast_constant(const Graph& graph, int32_t operand) {
-  while (graph.node(operand).op == OpKind::reshape) operand = graph.node(operand).inputs[0];
-  const Node& node = graph.node(operand);
+  auto resolve = [&](int32_t id) {  // as the fusion pass, through reshapes
+    while (graph.node(id).op == OpKind::reshape) id = graph.node(id).inputs[0];
+    return id;
+  };
+  const Node& node = graph.node(resolve(operand));
   if (node.op != OpKind::broadcast) return std::nullopt;
-  const Node& source = graph.node(node.inputs[0]);
+  const Node& source = graph.node(resolve(node.inputs[0]));
   if (source.op != OpKind::constant || shape_numel(source.shape) != 1) return std::nullopt;
   return source.attr<ConstantAttrs>().value.get(0);
 }
@@ -110,6 +113,8 @@ Kernel make_scatter_add(const Graph& graph, int32_t id) {
   std::optional<double> fill = broadcast_constant(graph, operand);
   return visit_numeric("scatter_add", node.dtype, [&]<typename T>() -> Kernel {
     using A = std::conditional_t<HalfStorage<T>, float, T>;  // the accumulator's storage
+    // The constant as the operand holds it (rounded to T), in the accumulator's storage.
+    const A start = store<A>(load(store<T>(static_cast<Compute<T>>(fill.value_or(0.0)))));
     int64_t scratch = HalfStorage<T> ? n * static_cast<int64_t>(sizeof(float)) : 0;
     return {[=](const Buffers& buffers, std::byte* scratch_bytes) {
       indices.check_all(buffers);
@@ -119,7 +124,7 @@ Kernel make_scatter_add(const Graph& graph, int32_t id) {
       A* acc = HalfStorage<T> ? reinterpret_cast<A*>(scratch_bytes) : reinterpret_cast<A*>(out);
       parallel_for(n, kGrain, [&](int64_t begin, int64_t end) {
         if (fill) {
-          std::fill(acc + begin, acc + end, store<A>(load(store<T>(static_cast<Compute<T>>(*fill)))));
+          std::fill(acc + begin, acc + end, start);
         } else {
           for (int64_t i = begin; i < end; ++i) acc[i] = store<A>(load(in[i]));
         }

@@ -320,31 +320,24 @@ InstrFn unary_typed(OpKind op) {
   return nullptr;
 }
 
+// Scalar operands only for floating arithmetic: integers and logical ops read them from registers.
 template <typename T>
 InstrFn binary_typed(OpKind op, ScalarOperand scalar) {
-  if constexpr (std::floating_point<Compute<T>>) {
-    switch (op) {
-      case OpKind::add: return binary_for<T, Add>(scalar);
-      case OpKind::sub: return binary_for<T, Sub>(scalar);
-      case OpKind::mul: return binary_for<T, Mul>(scalar);
-      case OpKind::div: return binary_for<T, Div>(scalar);
-      case OpKind::max: return binary_for<T, Max>(scalar);
-      case OpKind::min: return binary_for<T, Min>(scalar);
-      case OpKind::pow: return binary_for<T, Pow>(scalar);
-      default: break;
-    }
-  }
-  if (scalar != ScalarOperand::none) return nullptr;  // integers read scalars from registers
+  constexpr bool floating = std::floating_point<Compute<T>>;
+  const bool registers_only = scalar == ScalarOperand::none;
+  if (!floating && !registers_only) return nullptr;
   switch (op) {
     case OpKind::add: return binary_for<T, Add>(scalar);
     case OpKind::sub: return binary_for<T, Sub>(scalar);
     case OpKind::mul: return binary_for<T, Mul>(scalar);
-    case OpKind::div: return &int_div_run<T>;
+    case OpKind::div:
+      if constexpr (floating) return binary_for<T, Div>(scalar);
+      else return &int_div_run<T>;
     case OpKind::max: return binary_for<T, Max>(scalar);
     case OpKind::min: return binary_for<T, Min>(scalar);
     case OpKind::pow: return binary_for<T, Pow>(scalar);
-    case OpKind::logical_and: return binary_for<T, And>(scalar);
-    case OpKind::logical_or: return binary_for<T, Or>(scalar);
+    case OpKind::logical_and: return registers_only ? binary_for<T, And>(scalar) : nullptr;
+    case OpKind::logical_or: return registers_only ? binary_for<T, Or>(scalar) : nullptr;
     default: return nullptr;
   }
 }
