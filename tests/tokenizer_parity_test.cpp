@@ -1,7 +1,7 @@
 // Parity with Hugging Face's BertTokenizerFast / tokenizers on the outputs recorded by
 // tests/fixtures_gen/make_tokenizer_fixtures.py: adversarial texts (in full), the UCI sentences
 // and every line of the Austen novels (Austen read from $KILN_SHARED_DIR or ../shared, skipped
-// when absent).
+// when absent), with bert-base-uncased's vocabulary and with the Austen WordPiece one.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -195,16 +195,38 @@ TEST(TokenizerParity, AdversarialTextsPairsTruncationPadding) {
   EXPECT_GT(errors, 10u);
 }
 
-TEST(TokenizerParity, UciSentences) {
-  // The repository's copy when it has one, else the shared data folder's.
-  fs::path tsv = kSource / "data/classification/uci-sentiment.tsv";
-  if (!fs::exists(tsv)) tsv = shared_dir() / "data/classification/uci-sentiment.tsv";
-  if (!fs::exists(tsv)) GTEST_SKIP() << "no " << tsv << " (set KILN_SHARED_DIR to ../shared)";
+// The repository's copy of the UCI sentences when it has one, else the shared data folder's.
+fs::path uci_tsv() {
+  const fs::path in_repo = kSource / "data/classification/uci-sentiment.tsv";
+  return fs::exists(in_repo) ? in_repo : shared_dir() / "data/classification/uci-sentiment.tsv";
+}
+
+// The third column (the sentence) of every row.
+std::vector<std::string> uci_texts(const fs::path& tsv) {
   std::vector<std::string> texts;
   for (const std::string& line : split_lines(read_file(tsv))) {
     size_t tab = line.find('\t', line.find('\t') + 1);
     texts.push_back(line.substr(tab + 1));
   }
+  return texts;
+}
+
+// A novel's lines split at '\n' as the generator splits them (no line after a final '\n').
+std::vector<std::string> austen_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+TEST(TokenizerParity, UciSentences) {
+  const fs::path tsv = uci_tsv();
+  if (!fs::exists(tsv)) GTEST_SKIP() << "no " << tsv << " (set KILN_SHARED_DIR to ../shared)";
+  const std::vector<std::string> texts = uci_texts(tsv);
   ASSERT_EQ(texts.size(), 3000u);
   const Tokenizer uncased = vocab_tokenizer(Json::object());
   const Tokenizer cased = vocab_tokenizer({{"do_lower_case", false}});
@@ -269,14 +291,7 @@ TEST(TokenizerParity, EveryLineOfAusten) {
     size_t count = 0, uncased_tokens = 0, cased_tokens = 0;
     in >> word >> name >> count >> uncased_tokens >> cased_tokens >> cased_hash;
     ASSERT_EQ(word, "file");
-    const std::string text = read_file(austen / name);
-    std::vector<std::string> lines;
-    for (size_t start = 0; start < text.size();) {
-      size_t end = text.find('\n', start);
-      if (end == std::string::npos) end = text.size();
-      lines.push_back(text.substr(start, end - start));
-      start = end + 1;
-    }
+    const std::vector<std::string> lines = austen_lines(read_file(austen / name));
     ASSERT_EQ(lines.size(), count) << name;
     size_t total_uncased = 0, total_cased = 0;
     std::vector<int64_t> cased_flat;
@@ -303,6 +318,61 @@ TEST(TokenizerParity, EveryLineOfAusten) {
   EXPECT_EQ(files, 6u);
   EXPECT_EQ(mismatches, 0u);
   EXPECT_GT(lines_checked, 70000u);
+}
+
+// The vocabulary scripts/train_wordpiece.py trained on the novels (used by pretrain -> fine-tune):
+// other pieces than bert-base-uncased's, so other greedy longest-match paths.
+TEST(TokenizerParity, AustenWordPieceVocabulary) {
+  const fs::path tsv = uci_tsv();
+  const fs::path austen = shared_dir() / "data/lm/austen";
+  if (!fs::exists(tsv) || !fs::exists(austen)) {
+    GTEST_SKIP() << "no " << tsv << " or " << austen << " (set KILN_SHARED_DIR to ../shared)";
+  }
+  const Tokenizer tokenizer =
+      tokenizer_load_vocab((kSource / "data/vocab/austen-wordpiece-8k.txt").string());
+  const std::vector<std::string> texts = uci_texts(tsv);
+  size_t sentences = 0, files = 0;
+  for (const std::string& line : split_lines(read_file(kFixtures / "austen_vocab.txt"))) {
+    if (line.starts_with("#")) continue;
+    std::istringstream in(line);
+    std::string kind;
+    in >> kind;
+    if (kind == "uci") {
+      size_t i = 0;
+      std::string hash;
+      in >> i >> hash;
+      ASSERT_LT(i, texts.size());
+      const Encoding e = tokenizer.encode(texts[i], {});
+      std::vector<int64_t> flat(e.ids.begin(), e.ids.end());
+      for (const CharRange& o : e.offsets) {
+        flat.push_back(static_cast<int64_t>(o.start));
+        flat.push_back(static_cast<int64_t>(o.end));
+      }
+      EXPECT_EQ(hex(fnv1a64(flat), 16), hash) << "UCI line " << i << ": " << texts[i];
+      ++sentences;
+    } else if (kind == "file") {
+      std::string name, hash;
+      size_t count = 0, tokens = 0;
+      in >> name >> count >> tokens >> hash;
+      const std::vector<std::string> lines = austen_lines(read_file(austen / name));
+      ASSERT_EQ(lines.size(), count) << name;
+      size_t total = 0;
+      std::vector<int64_t> flat;
+      for (const std::string& text : lines) {
+        const Encoding e = tokenizer.encode(text, {});
+        total += e.size();
+        flat.push_back(static_cast<int64_t>(e.size()));
+        flat.insert(flat.end(), e.ids.begin(), e.ids.end());
+      }
+      EXPECT_EQ(total, tokens) << name;
+      EXPECT_EQ(hex(fnv1a64(flat), 16), hash) << name;
+      ++files;
+    } else {
+      FAIL() << "unknown fixture line: " << line;
+    }
+  }
+  EXPECT_EQ(sentences, 3000u);
+  EXPECT_EQ(files, 6u);
 }
 
 }  // namespace

@@ -6,8 +6,10 @@ Writes tests/fixtures/tokenizer/:
   custom_tokenizer.json  a tokenizer.json made with `tokenizers` (small vocab, other options)
   uci.txt            ids and offsets of the 3,000 UCI sentences (uncased), hashes for the rest
   austen.txt         per line, a hash of the ids of every line of the six Austen novels
+  austen_vocab.txt   the same texts with data/vocab/austen-wordpiece-8k.txt (the vocabulary
+                     scripts/train_wordpiece.py made): a hash per UCI sentence, one per Austen file
 
-Inputs: data/vocab/bert-base-uncased-vocab.txt (in the repo) and, for UCI and Austen,
+Inputs: data/vocab/bert-base-uncased-vocab.txt and austen-wordpiece-8k.txt (in the repo) and, for UCI and Austen,
 $KILN_SHARED_DIR (default ../shared) /data/classification/uci-sentiment.tsv and /data/lm/austen.
 Needs `pip install transformers tokenizers` (no torch); CI only reads the committed output.
 """
@@ -28,6 +30,7 @@ os.environ["RUST_BACKTRACE"] = "0"
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SHARED = pathlib.Path(os.environ.get("KILN_SHARED_DIR", ROOT.parent / "shared"))
 VOCAB = ROOT / "data/vocab/bert-base-uncased-vocab.txt"
+AUSTEN_VOCAB = ROOT / "data/vocab/austen-wordpiece-8k.txt"
 OUT = ROOT / "tests/fixtures/tokenizer"
 
 # BertTokenizerFast(vocab_file, **config): the test passes the same dict as tokenizer_config.json.
@@ -292,6 +295,16 @@ def write_uci(path):
     return len(texts)
 
 
+def austen_files():
+    """(file name, its lines split at \\n) for each of data/lm/austen/*.txt, in name order."""
+    for file in sorted((SHARED / "data/lm/austen").glob("*.txt")):
+        data = file.read_bytes()
+        lines = data.split(b"\n")
+        if data.endswith(b"\n"):
+            lines.pop()
+        yield file.name, [line.decode("utf-8") for line in lines]
+
+
 def write_austen(path):
     uncased, cased = hf_tokenizer("uncased"), hf_tokenizer("cased")
     out = [f"# BertTokenizerFast ids of every line of data/lm/austen/*.txt (lines split at \\n);"
@@ -299,21 +312,35 @@ def write_austen(path):
            "# file <name> <lines> <uncased tokens> <cased tokens> <cased fnv1a64 of all lines' ids>",
            "# then one line per text line: the low 32 bits of fnv1a64 of its uncased ids, in hex"]
     lines_total = 0
-    for file in sorted((SHARED / "data/lm/austen").glob("*.txt")):
-        data = file.read_bytes()
-        lines = data.split(b"\n")
-        if data.endswith(b"\n"):
-            lines.pop()
-        lines = [line.decode("utf-8") for line in lines]
+    for name, lines in austen_files():
         ids_u = uncased(lines)["input_ids"]
         ids_c = cased(lines)["input_ids"]
         flat_c = [x for ids in ids_c for x in [len(ids)] + ids]
-        out.append(f"file {file.name} {len(lines)} {sum(map(len, ids_u))} {sum(map(len, ids_c))} "
+        out.append(f"file {name} {len(lines)} {sum(map(len, ids_u))} {sum(map(len, ids_c))} "
                    f"{fnv1a64(flat_c):016x}")
         out += [f"{fnv1a64(ids) & 0xFFFFFFFF:08x}" for ids in ids_u]
         lines_total += len(lines)
     path.write_text("\n".join(out) + "\n", encoding="utf-8")
     return lines_total
+
+
+def write_austen_vocab(path):
+    """The UCI sentences and the Austen lines with the Austen WordPiece vocabulary, uncased."""
+    tok = BertTokenizerFast(vocab=str(AUSTEN_VOCAB))
+    out = [f"# BertTokenizerFast with data/vocab/austen-wordpiece-8k.txt (uncased);"
+           f" transformers {transformers.__version__}, tokenizers {tokenizers.__version__}",
+           "# uci <line> <fnv1a64 of its ids and offsets (start, end pairs)>",
+           "# file <name> <lines> <tokens> <fnv1a64 of every line's length and ids>"]
+    texts = uci_lines()
+    enc = tok(texts, return_offsets_mapping=True)
+    for i, (ids, offsets) in enumerate(zip(enc["input_ids"], enc["offset_mapping"])):
+        out.append(f"uci {i} {fnv1a64(ids + [x for o in offsets for x in o]):016x}")
+    for name, lines in austen_files():
+        ids = tok(lines)["input_ids"]
+        flat = [x for row in ids for x in [len(row)] + row]
+        out.append(f"file {name} {len(lines)} {sum(map(len, ids))} {fnv1a64(flat):016x}")
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+    return len(texts)
 
 
 def main():
@@ -329,6 +356,7 @@ def main():
             f.write(json.dumps(case, ensure_ascii=False, separators=(",", ":")) + "\n")
     n_uci = write_uci(OUT / "uci.txt")
     n_austen = write_austen(OUT / "austen.txt")
+    write_austen_vocab(OUT / "austen_vocab.txt")
     print(f"{len(cases)} adversarial cases, {n_uci} UCI sentences, {n_austen} Austen lines")
 
 
