@@ -89,6 +89,37 @@ TEST(CpuFusion, RandomBitsInsideLoopsMatchReference) {
   testing::expect_matches_reference(graph, outputs, feeds.arguments());
 }
 
+// Whole-tensor sums and maxima long enough to be split across the threads (each folds a part of
+// the one row; the parts are combined in thread order), fused with elementwise work, for every
+// dtype family; a NaN in the last thread's part reaches the maximum. With one thread (as under
+// OMP_NUM_THREADS=1) the same graphs run unsplit.
+TEST(CpuFusion, WholeTensorReductionsSplitAcrossThreadsMatchReference) {
+  std::mt19937_64 rng(5);
+  const Shape shape = {5, 13, 1031};  // 67,015 elements: a few thread ranges, ragged blocks
+  for (DType dtype : {DType::f32, DType::bf16, DType::f64, DType::f16, DType::i32, DType::i64}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    bool floating = is_floating(dtype);
+    Graph graph;
+    testing::Feeds feeds(graph, rng());
+    Value x = feeds.any(dtype, shape), y = feeds.any(dtype, shape);
+    Value product = floating ? tanh(x) * y : x * y;
+    std::vector<Value> outputs = {reduce_sum(product), reduce_max(x - y), reduce_sum(x * x)};
+    auto executable = make_cpu_backend()->compile(graph, outputs);
+    EXPECT_LE(executable->stats().kernels, 2);
+    std::vector<Tensor> arguments = feeds.arguments();
+    // Sums of 67,015 rounded terms: bf16/f16 results differ by the length times an ulp.
+    double scale = dtype == DType::bf16 || dtype == DType::f16 ? 8.0 : 10.0;
+    testing::expect_outputs_close(executable->run(arguments),
+                                  evaluate_reference(graph, outputs, arguments), scale);
+    if (floating) {
+      arguments[0].set(shape_numel(shape) - 1, std::nan(""));
+      std::vector<Tensor> actual = executable->run(arguments);
+      EXPECT_TRUE(std::isnan(actual[1].get(0)));
+      EXPECT_TRUE(std::isnan(actual[2].get(0)));
+    }
+  }
+}
+
 TEST(CpuFusion, IntegerDivisionByZeroInALoopIsAnError) {
   Graph graph;
   Value a = graph.input("a", DType::i32, {600});

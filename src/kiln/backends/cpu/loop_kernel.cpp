@@ -87,6 +87,7 @@ class ProgramBuilder {
           reduce.a = operand(node.inputs[0]);
           reduce.node = id;
           reduce.slot = next_slot_++;
+          reduce.combine = reduce_combine(node);
           emit(reduce);
         }
         continue;
@@ -232,7 +233,7 @@ class ProgramBuilder {
   std::unordered_set<int32_t> computed_, in_place_;
   std::unordered_map<int32_t, int32_t> register_of_;  // value -> virtual register
   int32_t virtual_count_ = 0;
-  int32_t next_slot_ = kErrorSlot + 1;
+  int32_t next_slot_ = kFoldedSlot + 1;
   int64_t domain_ = 0, width_ = 0;
 };
 
@@ -247,21 +248,32 @@ Kernel make_loop_kernel(const Graph& graph, const KernelGroup& group) {
   int threads = kernel_threads();
   // Blocks hold whole rows when rows are short.
   int64_t step = width > 0 && width <= kBlock ? kBlock / width * width : kBlock;
+  // One long row (a whole-tensor reduction, such as a gradient's sum of squares) is split across
+  // the threads rather than left to one.
+  bool split_row = width > 0 && width == domain && domain >= 2 * kGrain && threads > 1;
   return {[=](const Buffers& buffers, std::byte* scratch) {
+    const ThreadStates states{scratch, per_thread, register_bytes, threads};
     for (int t = 0; t < threads; ++t) {
-      reinterpret_cast<int64_t*>(scratch + t * per_thread + register_bytes)[kErrorSlot] = 0;
+      states.of(t)[kErrorSlot] = 0;
+      states.of(t)[kFoldedSlot] = 0;
     }
     auto body = [&](int64_t begin, int64_t end) {
-      std::byte* mine = scratch + omp_get_thread_num() * per_thread;
-      BlockContext block{&buffers, mine, reinterpret_cast<int64_t*>(mine + register_bytes), 0, 0,
-                         width};
+      int thread = omp_get_thread_num();
+      BlockContext block{&buffers, scratch + thread * per_thread, states.of(thread), 0, 0, width,
+                         split_row, begin};
+      block.state[kFoldedSlot] = 1;
       for (int64_t at = begin; at < end; at += step) {
         block.begin = at;
         block.count = std::min(step, end - at);
         for (const Instr& instr : program) instr.run(instr, block);
       }
     };
-    if (width > 0) {
+    if (split_row) {
+      parallel_for(domain, kGrain, body);
+      for (const Instr& instr : program) {
+        if (instr.combine != nullptr) instr.combine(instr, buffers, states);
+      }
+    } else if (width > 0) {
       parallel_for(domain / width, grain_for(width), [&](int64_t first, int64_t last) {
         body(first * width, last * width);
       });
@@ -269,8 +281,7 @@ Kernel make_loop_kernel(const Graph& graph, const KernelGroup& group) {
       parallel_for(domain, kGrain, body);
     }
     for (int t = 0; t < threads; ++t) {
-      check(reinterpret_cast<int64_t*>(scratch + t * per_thread + register_bytes)[kErrorSlot] == 0,
-            "div", "integer division by zero");
+      check(states.of(t)[kErrorSlot] == 0, "div", "integer division by zero");
     }
   }, threads * per_thread};
 }

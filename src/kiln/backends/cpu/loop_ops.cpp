@@ -461,47 +461,69 @@ KILN_CPU_CLONES A fold(const C* x, int64_t n, A init, Op op) {
   return result;
 }
 
+template <typename C>
+C fold_max(C acc, C v) {
+  return v != v || v > acc ? v : acc;
+}
+
+// Each reduction's accumulator type, identity and fold. Floating sums accumulate in double:
+// cheap here, and long sums stay within fp32 tolerance.
+template <typename T>
+struct SumRule {
+  using A = std::conditional_t<std::floating_point<Compute<T>>, double, int64_t>;
+  static A identity() { return A{0}; }
+  static A fold(A a, A b) {
+    if constexpr (std::floating_point<A>) {
+      return a + b;
+    } else {
+      return wrap_add(a, b);
+    }
+  }
+};
+
+template <typename T>
+struct MaxRule {
+  using A = std::conditional_t<std::floating_point<Compute<T>>, Compute<T>, int64_t>;
+  static A identity() {
+    if constexpr (std::floating_point<A>) {
+      return -std::numeric_limits<A>::infinity();
+    } else {
+      return static_cast<int64_t>(std::numeric_limits<T>::lowest());
+    }
+  }
+  static A fold(A a, A b) { return fold_max<A>(a, b); }
+};
+
 // Folds the block's part of each row into the row's accumulator (kept in the thread's state
-// between blocks of one row) and stores the rows the block completes.
-template <typename T, typename A, typename Op>
-void reduce_rows(const Instr& instr, const BlockContext& block, A init, Op op) {
+// between blocks of one row) and stores the rows the block completes; for a split row, only folds.
+template <typename T, typename Rule>
+void reduce_run(const Instr& instr, const BlockContext& block) {
+  using A = typename Rule::A;
+  auto op = [](A a, A b) { return Rule::fold(a, b); };
   const Compute<T>* x = block.reg<Compute<T>>(instr.a);
   T* out = block.buffers->at<T>(instr.node);
   A& acc = *reinterpret_cast<A*>(block.state + instr.slot);
   for (int64_t at = block.begin, end = block.begin + block.count; at < end;) {
     int64_t row = at / block.width, row_end = (row + 1) * block.width;
     int64_t stop = std::min(end, row_end);
-    if (at == row * block.width) acc = init;
-    acc = op(acc, fold<A>(x + (at - block.begin), stop - at, init, op));
-    if (stop == row_end) out[row] = store<T>(acc);
+    bool starts = block.partial_row ? at == block.range_begin : at == row * block.width;
+    if (starts) acc = Rule::identity();
+    acc = op(acc, fold<A>(x + (at - block.begin), stop - at, Rule::identity(), op));
+    if (stop == row_end && !block.partial_row) out[row] = store<T>(acc);
     at = stop;
   }
 }
 
-// Floating sums accumulate in double: cheap here, and long sums stay within fp32 tolerance.
-template <typename T>
-void reduce_sum_run(const Instr& instr, const BlockContext& block) {
-  if constexpr (std::floating_point<Compute<T>>) {
-    reduce_rows<T, double>(instr, block, 0.0, [](double a, double b) { return a + b; });
-  } else {
-    reduce_rows<T, int64_t>(instr, block, int64_t{0}, wrap_add);
+template <typename T, typename Rule>
+void reduce_combine_run(const Instr& instr, const Buffers& buffers, const ThreadStates& states) {
+  using A = typename Rule::A;
+  A acc = Rule::identity();
+  for (int t = 0; t < states.threads; ++t) {
+    const int64_t* state = states.of(t);
+    if (state[kFoldedSlot] == 0) continue;
+    acc = Rule::fold(acc, *reinterpret_cast<const A*>(state + instr.slot));
   }
-}
-
-template <typename C>
-C fold_max(C acc, C v) {
-  return v != v || v > acc ? v : acc;
-}
-
-template <typename T>
-void reduce_max_run(const Instr& instr, const BlockContext& block) {
-  using C = Compute<T>;
-  if constexpr (std::floating_point<C>) {
-    reduce_rows<T, C>(instr, block, -std::numeric_limits<C>::infinity(), fold_max<C>);
-  } else {
-    reduce_rows<T, int64_t>(instr, block, static_cast<int64_t>(std::numeric_limits<T>::lowest()),
-                            fold_max<int64_t>);
-  }
+  buffers.at<T>(instr.node)[0] = store<T>(acc);
 }
 
 }  // namespace
@@ -575,11 +597,23 @@ InstrFn reduce_instr(const Node& node) {
   std::string_view name = op_name(node.op);
   if (node.op == OpKind::reduce_sum) {
     return visit_numeric(name, node.dtype, [&]<typename T>() -> InstrFn {
-      return &reduce_sum_run<T>;
+      return &reduce_run<T, SumRule<T>>;
     });
   }
   return visit_numeric(name, node.dtype, [&]<typename T>() -> InstrFn {
-    return &reduce_max_run<T>;
+    return &reduce_run<T, MaxRule<T>>;
+  });
+}
+
+CombineFn reduce_combine(const Node& node) {
+  std::string_view name = op_name(node.op);
+  if (node.op == OpKind::reduce_sum) {
+    return visit_numeric(name, node.dtype, [&]<typename T>() -> CombineFn {
+      return &reduce_combine_run<T, SumRule<T>>;
+    });
+  }
+  return visit_numeric(name, node.dtype, [&]<typename T>() -> CombineFn {
+    return &reduce_combine_run<T, MaxRule<T>>;
   });
 }
 

@@ -31,10 +31,15 @@ struct LoadView {
 struct BlockContext {
   const Buffers* buffers;
   std::byte* registers;  // this thread's registers, kRegisterBytes each
-  int64_t* state;        // this thread's reduction accumulators (8 bytes each) and error flag
+  int64_t* state;        // this thread's reduction accumulators (8 bytes each) and flags
   int64_t begin;         // index of the block's first element
   int64_t count;         // elements in the block
   int64_t width;         // elements per reduced row (groups with reductions)
+  // A whole-tensor reduction split across threads: this thread folds [range_begin, its range's
+  // end) of the one row into its accumulators and stores nothing; the kernel then combines the
+  // threads' partial results in thread order (Instr::combine).
+  bool partial_row = false;
+  int64_t range_begin = 0;
 
   template <typename C>
   C* reg(int32_t r) const {
@@ -42,11 +47,23 @@ struct BlockContext {
   }
 };
 
-// The state slot that flags an integer division by zero (checked after the run).
-inline constexpr int32_t kErrorSlot = 0;
+// The state slot that flags an integer division by zero (checked after the run), and the one
+// that says a thread folded part of a split row (its accumulators hold a partial result).
+inline constexpr int32_t kErrorSlot = 0, kFoldedSlot = 1;
 
 struct Instr;
 using InstrFn = void (*)(const Instr& instr, const BlockContext& block);
+// Every thread's state in a kernel's scratch: thread t's at scratch + t * stride + offset.
+struct ThreadStates {
+  std::byte* scratch;
+  int64_t stride, offset;
+  int threads;
+
+  int64_t* of(int t) const { return reinterpret_cast<int64_t*>(scratch + t * stride + offset); }
+};
+// Folds the partial results of a split row from the threads' states (those with kFoldedSlot
+// set), in thread order, and stores the row.
+using CombineFn = void (*)(const Instr& instr, const Buffers& buffers, const ThreadStates& states);
 
 struct Instr {
   InstrFn run = nullptr;
@@ -54,6 +71,7 @@ struct Instr {
   int32_t node = -1;  // the buffer loaded, stored, reduced into, or a binary op's scalar operand
   int32_t seed = -1, offset = -1;            // random bits: their scalar i64 buffers
   int32_t slot = -1;                         // reductions: their accumulator in the state
+  CombineFn combine = nullptr;               // reductions: folds a split row's partial results
   uint32_t stream = 0, threshold = 0;        // random bits
   double scale = 0.0;                        // dropout
   int64_t size = 0, inner = 1;               // iota: element i holds i / inner % size
@@ -70,7 +88,9 @@ InstrFn compute_instr(const Graph& graph, const Node& node);
 // a register (`a`: the first operand; `b`: the second); null for ops it does not cover.
 enum class ScalarOperand : uint8_t { none, a, b };
 InstrFn binary_scalar_instr(const Node& node, ScalarOperand scalar);
-// reduce_sum / reduce_max over trailing axes into the node's buffer.
+// reduce_sum / reduce_max over trailing axes into the node's buffer, and the combine step of the
+// same reduction over a row split across threads.
 InstrFn reduce_instr(const Node& node);
+CombineFn reduce_combine(const Node& node);
 
 }  // namespace kiln::cpu
