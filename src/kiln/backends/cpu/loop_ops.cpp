@@ -526,6 +526,16 @@ void reduce_combine_run(const Instr& instr, const Buffers& buffers, const Thread
   buffers.at<T>(instr.node)[0] = store<T>(acc);
 }
 
+// A reduction node's typed function: pick<T, Rule>() for its dtype and kind.
+template <typename Fn, typename Pick>
+Fn reduction_fn(const Node& node, const Pick& pick) {
+  bool sum = node.op == OpKind::reduce_sum;
+  return visit_numeric(op_name(node.op), node.dtype, [&]<typename T>() -> Fn {
+    return sum ? pick.template operator()<T, SumRule<T>>()
+               : pick.template operator()<T, MaxRule<T>>();
+  });
+}
+
 }  // namespace
 
 InstrFn load_instr(DType dtype) {
@@ -594,26 +604,14 @@ InstrFn compute_instr(const Graph& graph, const Node& node) {
 }
 
 InstrFn reduce_instr(const Node& node) {
-  std::string_view name = op_name(node.op);
-  if (node.op == OpKind::reduce_sum) {
-    return visit_numeric(name, node.dtype, [&]<typename T>() -> InstrFn {
-      return &reduce_run<T, SumRule<T>>;
-    });
-  }
-  return visit_numeric(name, node.dtype, [&]<typename T>() -> InstrFn {
-    return &reduce_run<T, MaxRule<T>>;
+  return reduction_fn<InstrFn>(node, []<typename T, typename Rule>() {
+    return &reduce_run<T, Rule>;
   });
 }
 
 CombineFn reduce_combine(const Node& node) {
-  std::string_view name = op_name(node.op);
-  if (node.op == OpKind::reduce_sum) {
-    return visit_numeric(name, node.dtype, [&]<typename T>() -> CombineFn {
-      return &reduce_combine_run<T, SumRule<T>>;
-    });
-  }
-  return visit_numeric(name, node.dtype, [&]<typename T>() -> CombineFn {
-    return &reduce_combine_run<T, MaxRule<T>>;
+  return reduction_fn<CombineFn>(node, []<typename T, typename Rule>() {
+    return &reduce_combine_run<T, Rule>;
   });
 }
 
