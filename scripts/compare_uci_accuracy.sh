@@ -20,7 +20,8 @@ common=(--train_file "$work/train.tsv" --validation_file "$work/validation.tsv" 
   --per_device_eval_batch_size 64 --weight_decay 0 --warmup_ratio 0 --logging_steps 50
   --eval_strategy epoch --save_strategy no --overwrite_output_dir --disable_tqdm)
 
-accuracy() { grep -o '"eval_accuracy": [0-9.]*' "$1/eval_results.json" | grep -o '[0-9.]*$'; }
+metric() { grep -o "\"$2\": [0-9.]*" "$1/eval_results.json" | grep -o '[0-9.]*$'; }
+accuracy() { echo "$(metric "$1" eval_accuracy) (eval_loss $(metric "$1" eval_loss))"; }
 
 case "${1:-}" in
   scratch)
