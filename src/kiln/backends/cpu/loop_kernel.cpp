@@ -261,7 +261,7 @@ Kernel make_loop_kernel(const Graph& graph, const KernelGroup& group) {
       int thread = omp_get_thread_num();
       BlockContext block{&buffers, scratch + thread * per_thread, states.of(thread), 0, 0, width,
                          split_row, begin};
-      block.state[kFoldedSlot] = 1;
+      if (split_row) block.state[kFoldedSlot] = 1;
       for (int64_t at = begin; at < end; at += step) {
         block.begin = at;
         block.count = std::min(step, end - at);
