@@ -25,6 +25,11 @@ seeds="${SEEDS:-42 1 2}"
 epochs="${EPOCHS:-3}"
 metric() { grep -o "\"$2\": [0-9.]*" "$1/eval_results.json" | grep -o '[0-9.]*$'; }
 accuracy() { echo "$(metric "$1" eval_accuracy) (eval_loss $(metric "$1" eval_loss))"; }
+# The mean accuracy and eval_loss of the runs named $1-<seed>.
+means() {
+  for seed in $seeds; do echo "$(metric "$work/$1-$seed" eval_accuracy) $(metric "$work/$1-$seed" eval_loss)"; done |
+    awk -v runs="$1" '{a += $1; l += $2} END {printf "%s mean over %d seeds: eval_accuracy %.4f, eval_loss %.4f\n", runs, NR, a / NR, l / NR}'
+}
 
 case "${1:-}" in
   scratch)
@@ -35,6 +40,7 @@ case "${1:-}" in
         --output_dir "$work/scratch-$seed" "${common[@]}" > "$work/scratch-$seed.log" 2>&1
       echo "kiln tiny from scratch ($tokenizer), seed $seed: eval_accuracy $(accuracy "$work/scratch-$seed")"
     done
+    means scratch
     if [ "$seeds" = "42 1 2" ] && [ "$epochs" = 3 ]; then
       grep -o '"eval_accuracy_mean": [0-9.]*' tests/data/trainer/hf_uci_from_scratch.json | sed 's/^/hf (bert-base-uncased vocabulary, seeds 42 1 2): /'
     fi
@@ -54,6 +60,7 @@ case "${1:-}" in
         --output_dir "$work/pretrained-$seed" "${common[@]}" > "$work/pretrained-$seed.log" 2>&1
       echo "kiln tiny from $model, seed $seed: eval_accuracy $(accuracy "$work/pretrained-$seed")"
     done
+    means pretrained
     ;;
   *) echo "usage: $0 scratch [TOKENIZER] | minilm MODEL_DIR | pretrained MODEL_DIR" >&2; exit 2 ;;
 esac
