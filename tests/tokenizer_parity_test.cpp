@@ -211,18 +211,6 @@ std::vector<std::string> uci_texts(const fs::path& tsv) {
   return texts;
 }
 
-// A novel's lines split at '\n' as the generator splits them (no line after a final '\n').
-std::vector<std::string> austen_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  for (size_t start = 0; start < text.size();) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    lines.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return lines;
-}
-
 TEST(TokenizerParity, UciSentences) {
   const fs::path tsv = uci_tsv();
   if (!fs::exists(tsv)) GTEST_SKIP() << "no " << tsv << " (set KILN_SHARED_DIR to ../shared)";
@@ -291,7 +279,7 @@ TEST(TokenizerParity, EveryLineOfAusten) {
     size_t count = 0, uncased_tokens = 0, cased_tokens = 0;
     in >> word >> name >> count >> uncased_tokens >> cased_tokens >> cased_hash;
     ASSERT_EQ(word, "file");
-    const std::vector<std::string> lines = austen_lines(read_file(austen / name));
+    const std::vector<std::string> lines = split_lines(read_file(austen / name));
     ASSERT_EQ(lines.size(), count) << name;
     size_t total_uncased = 0, total_cased = 0;
     std::vector<int64_t> cased_flat;
@@ -354,7 +342,7 @@ TEST(TokenizerParity, AustenWordPieceVocabulary) {
       std::string name, hash;
       size_t count = 0, tokens = 0;
       in >> name >> count >> tokens >> hash;
-      const std::vector<std::string> lines = austen_lines(read_file(austen / name));
+      const std::vector<std::string> lines = split_lines(read_file(austen / name));
       ASSERT_EQ(lines.size(), count) << name;
       size_t total = 0;
       std::vector<int64_t> flat;

@@ -9,8 +9,9 @@ Writes tests/fixtures/tokenizer/:
   austen_vocab.txt   the same texts with data/vocab/austen-wordpiece-8k.txt (the vocabulary
                      scripts/train_wordpiece.py made): a hash per UCI sentence, one per Austen file
 
-Inputs: data/vocab/bert-base-uncased-vocab.txt and austen-wordpiece-8k.txt (in the repo) and, for UCI and Austen,
-$KILN_SHARED_DIR (default ../shared) /data/classification/uci-sentiment.tsv and /data/lm/austen.
+Inputs: data/vocab/bert-base-uncased-vocab.txt and austen-wordpiece-8k.txt (in the repo) and, for
+UCI and Austen, $KILN_SHARED_DIR (default ../shared) /data/classification/uci-sentiment.tsv and
+/data/lm/austen.
 Needs `pip install transformers tokenizers` (no torch); CI only reads the committed output.
 """
 import json
@@ -340,7 +341,6 @@ def write_austen_vocab(path):
         flat = [x for row in ids for x in [len(row)] + row]
         out.append(f"file {name} {len(lines)} {sum(map(len, ids))} {fnv1a64(flat):016x}")
     path.write_text("\n".join(out) + "\n", encoding="utf-8")
-    return len(texts)
 
 
 def main():
