@@ -86,12 +86,18 @@ struct Matmul {
 };
 
 // Whether to let oneDNN pick the weights (rhs) layout, blocked for its brgemm kernels, at the cost
-// of one reorder of the rhs per run. Measured with oneDNN 2.6 on 2 AVX-512 cores: plain rows of
-// thousands of columns thrash the cache (4096x768x3072: f32 150 GFLOP/s plain, 300 packed; bf16
-// 1330 and 1560), while small weights or few lhs rows lose to the reorder (1024x128x512 bf16:
-// 1890 plain, 1370 packed; 128x1024x512 bf16: 1720 and 650).
-bool worth_packing(const DotLayout& layout) {
-  return layout.m >= 512 && layout.k * layout.n >= (int64_t{1} << 21);
+// of one reorder of the rhs per run. Measured with oneDNN 2.6 on 2 AVX-512 (AMX) cores, GFLOP/s
+// plain -> packed (medians of 15): plain rows of thousands of columns thrash the cache (f32
+// 2048x3072x768 117 -> 298, 768x3072x2048 with the lhs transposed 98 -> 263); in f32, BERT-base's
+// 768x768 weights gain too (2048x768x768 278 -> 322; transposed lhs 275 -> 292, and
+// 3072x768x2048 260 -> 301). In bf16, small weights or few lhs rows lose to the reorder
+// (128x128x512 861 -> 527, 2048x512x128 1685 -> 1558), and so does a transposed lhs whatever the
+// size (the weight gradients: 768x3072x2048 1165 -> 901, 768x768x2048 1698 -> 1059).
+bool worth_packing(const DotLayout& layout, const MatrixView& lhs, dnnl::memory::data_type type) {
+  if (layout.m < 512) return false;
+  if (type == dnnl::memory::data_type::f32) return layout.k * layout.n >= (int64_t{1} << 19);
+  bool lhs_transposed = lhs.strides[2] != 1;
+  return !lhs_transposed && layout.k * layout.n >= (int64_t{1} << 21);
 }
 
 // A oneDNN matmul on the given views, with packed weights first when `try_packed`, then plain;
@@ -146,9 +152,9 @@ std::optional<Kernel> onednn_kernel(const Node& node, const DotLayout& layout, O
   MatrixView lhs = layout.lhs_view.value_or(dense_view(layout.batch, layout.m, layout.k));
   MatrixView rhs = layout.rhs_view.value_or(dense_view(layout.batch, layout.k, layout.n));
   std::optional<Matmul> matmul;
-  bool try_packed = worth_packing(layout);
   if (layout.lhs_view && layout.rhs_view) {
-    matmul = matmul_desc(lhs, rhs, out, *in_type, *out_type, try_packed, post_ops.attr);
+    matmul = matmul_desc(lhs, rhs, out, *in_type, *out_type,
+                         worth_packing(layout, lhs, *in_type), post_ops.attr);
   }
   if (!matmul) {  // copy what does not collapse, or everything when the views were too exotic
     bool copy_both = layout.lhs_view && layout.rhs_view;
@@ -161,7 +167,8 @@ std::optional<Kernel> onednn_kernel(const Node& node, const DotLayout& layout, O
       rhs = dense_view(layout.batch, layout.k, layout.n);
       s.rhs = s.take(layout.batch * layout.k * layout.n * static_cast<int64_t>(element));
     }
-    matmul = matmul_desc(lhs, rhs, out, *in_type, *out_type, try_packed, post_ops.attr);
+    matmul = matmul_desc(lhs, rhs, out, *in_type, *out_type,
+                         worth_packing(layout, lhs, *in_type), post_ops.attr);
     if (!matmul) return std::nullopt;
   }
   const dnnl::matmul::primitive_desc& pd = matmul->pd;
