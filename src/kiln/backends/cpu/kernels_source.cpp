@@ -3,6 +3,11 @@
 // the graph's constants).
 #include <algorithm>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define KILN_PHILOX_AVX512 1
+#endif
+
 #include "kiln/backends/cpu/kernel.h"
 #include "kiln/backends/cpu/parallel.h"
 #include "kiln/backends/cpu/typed.h"
@@ -37,15 +42,98 @@ KILN_CPU_CLONES void philox_range(uint32_t key0, uint32_t key1, uint32_t stream,
   }
 }
 
+#ifdef KILN_PHILOX_AVX512
+// The same blocks with AVX-512 written out: 16 blocks per vector, two vectors in flight (one
+// round's multiplies wait on the last's), 32-bit high and low halves of the products from the
+// even and odd lanes' 64-bit products. GCC's vectorisation of philox_range widens every lane to
+// 64 bits; this takes 0.48 ns per word against its 1.06 on this machine. Returns the blocks done
+// (a multiple of 32); philox_range does the rest.
+#define KILN_AVX512 __attribute__((target("avx512f")))
+// GCC 12 reports the intrinsics' own undefined pass-through vectors as maybe-uninitialized.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+KILN_AVX512 inline __m512i splat(uint32_t v) { return _mm512_set1_epi32(static_cast<int>(v)); }
+
+KILN_AVX512 inline void multiply_halves(__m512i a, __m512i m, __m512i& high, __m512i& low) {
+  __m512i even = _mm512_mul_epu32(a, m);
+  __m512i odd = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), m);
+  high = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd);
+  low = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
+}
+
+// Blocks j..j+15's words c0[j], c1[j], c2[j], c3[j] to out in block order: 32-bit then 64-bit
+// interleaves give each 128-bit lane one block's four words, then a 4x4 transpose of the lanes.
+KILN_AVX512 inline void store_blocks(__m512i c0, __m512i c1, __m512i c2, __m512i c3,
+                                     uint32_t* out) {
+  __m512i low01 = _mm512_unpacklo_epi32(c0, c1), high01 = _mm512_unpackhi_epi32(c0, c1);
+  __m512i low23 = _mm512_unpacklo_epi32(c2, c3), high23 = _mm512_unpackhi_epi32(c2, c3);
+  __m512i a = _mm512_unpacklo_epi64(low01, low23), b = _mm512_unpackhi_epi64(low01, low23);
+  __m512i c = _mm512_unpacklo_epi64(high01, high23), d = _mm512_unpackhi_epi64(high01, high23);
+  __m512i ab_low = _mm512_shuffle_i32x4(a, b, 0x44), cd_low = _mm512_shuffle_i32x4(c, d, 0x44);
+  __m512i ab_high = _mm512_shuffle_i32x4(a, b, 0xEE), cd_high = _mm512_shuffle_i32x4(c, d, 0xEE);
+  _mm512_storeu_si512(out, _mm512_shuffle_i32x4(ab_low, cd_low, 0x88));
+  _mm512_storeu_si512(out + 16, _mm512_shuffle_i32x4(ab_low, cd_low, 0xDD));
+  _mm512_storeu_si512(out + 32, _mm512_shuffle_i32x4(ab_high, cd_high, 0x88));
+  _mm512_storeu_si512(out + 48, _mm512_shuffle_i32x4(ab_high, cd_high, 0xDD));
+}
+
+KILN_AVX512 int64_t philox_range_avx512(uint32_t key0, uint32_t key1, uint32_t stream,
+                                        uint32_t offset_lo, uint32_t offset_hi, int64_t first,
+                                        int64_t blocks, uint32_t* words) {
+  constexpr int kVectors = 2;
+  const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i m0 = splat(0xD2511F53), m1 = splat(0xCD9E8D57);
+  int64_t j = 0;
+  for (; j + 16 * kVectors <= blocks; j += 16 * kVectors) {
+    __m512i c0[kVectors], c1[kVectors], c2[kVectors], c3[kVectors];
+    for (int v = 0; v < kVectors; ++v) {
+      c0[v] = _mm512_add_epi32(splat(static_cast<uint32_t>(first + j + 16 * v)), lanes);
+      c1[v] = splat(stream);
+      c2[v] = splat(offset_lo);
+      c3[v] = splat(offset_hi);
+    }
+    uint32_t k0 = key0, k1 = key1;
+    for (int round = 0; round < 10; ++round) {
+      __m512i key0s = splat(k0), key1s = splat(k1);
+      for (int v = 0; v < kVectors; ++v) {
+        __m512i high0, low0, high1, low1;
+        multiply_halves(c0[v], m0, high0, low0);
+        multiply_halves(c2[v], m1, high1, low1);
+        c0[v] = _mm512_ternarylogic_epi32(high1, c1[v], key0s, 0x96);  // three-way xor
+        c2[v] = _mm512_ternarylogic_epi32(high0, c3[v], key1s, 0x96);
+        c1[v] = low1;
+        c3[v] = low0;
+      }
+      k0 += 0x9E3779B9;
+      k1 += 0xBB67AE85;
+    }
+    for (int v = 0; v < kVectors; ++v) {
+      store_blocks(c0[v], c1[v], c2[v], c3[v], words + 4 * (j + 16 * v));
+    }
+  }
+  return j;
+}
+#pragma GCC diagnostic pop
+#endif
+
 }  // namespace
 
 void philox_blocks(int64_t seed, int64_t offset, uint32_t stream, int64_t first, int64_t blocks,
                    uint32_t* words) {
   auto useed = static_cast<uint64_t>(seed);
   auto uoffset = static_cast<uint64_t>(offset);
-  philox_range(static_cast<uint32_t>(useed), static_cast<uint32_t>(useed >> 32), stream,
-               static_cast<uint32_t>(uoffset), static_cast<uint32_t>(uoffset >> 32), first, blocks,
-               words);
+  auto key0 = static_cast<uint32_t>(useed), key1 = static_cast<uint32_t>(useed >> 32);
+  auto offset_lo = static_cast<uint32_t>(uoffset), offset_hi = static_cast<uint32_t>(uoffset >> 32);
+  int64_t done = 0;
+#ifdef KILN_PHILOX_AVX512
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (avx512) {
+    done = philox_range_avx512(key0, key1, stream, offset_lo, offset_hi, first, blocks, words);
+  }
+#endif
+  philox_range(key0, key1, stream, offset_lo, offset_hi, first + done, blocks - done,
+               words + 4 * done);
 }
 
 }  // namespace kiln::cpu
