@@ -122,6 +122,35 @@ TEST(CompilerSimplify, SimplifiedModuleComputesExactlyTheSame) {
                               evaluate_reference(graph, outputs, feeds.arguments()));
 }
 
+// A dot_general reads the heads of attention through their transposes (and through the casts of
+// mixed precision on top): the transposes vanish, the dims are renumbered, and every value stays
+// exactly the same. A transpose that would reorder a dot's free dims stays.
+TEST(CompilerSimplify, DotsReadThroughTransposes) {
+  Graph graph;
+  testing::Feeds feeds(graph);
+  Value x = feeds.any(DType::f32, {2, 5, 3, 4}), y = feeds.any(DType::f32, {2, 5, 3, 4});
+  Value m = feeds.any(DType::f32, {3, 2, 4});
+  Value q = transpose(x, {0, 2, 1, 3}), k = transpose(y, {0, 2, 1, 3});  // [2, 3, 5, 4]
+  Value scores = dot_general(q, k, {{0, 1}, {0, 1}, {3}, {3}});
+  Value mixed = dot_general(cast(q, DType::bf16), cast(k, DType::bf16), {{0, 1}, {0, 1}, {3}, {3}},
+                            DType::f32);
+  Value swapped = dot_general(transpose(m, {1, 0, 2}), m, {{}, {}, {2}, {2}});  // free (0, 1)
+  std::vector<Value> outputs = {scores, mixed, swapped};
+  Module module = simplified(graph, outputs);
+  const Graph& g = *module.graph;
+  const Node& direct = g.node(module.outputs[0]);
+  EXPECT_EQ(direct.inputs[0], g.inputs()[0]);
+  EXPECT_EQ(direct.inputs[1], g.inputs()[1]);
+  EXPECT_EQ(direct.attr<DotAttrs>(), (DotAttrs{{0, 2}, {0, 2}, {3}, {3}}));
+  const Node& through_casts = g.node(module.outputs[1]);
+  EXPECT_EQ(g.node(through_casts.inputs[0]).op, OpKind::cast);
+  EXPECT_EQ(g.node(through_casts.inputs[0]).inputs[0], g.inputs()[0]);
+  EXPECT_EQ(count_op(module, OpKind::transpose), 1);  // the one that would swap free dims
+  EXPECT_EQ(g.node(g.node(module.outputs[2]).inputs[0]).op, OpKind::transpose);
+  testing::expect_same_values(testing::run_module(module, feeds.arguments()),
+                              evaluate_reference(graph, outputs, feeds.arguments()));
+}
+
 TEST(CompilerSimplify, TurnedOffIdentitiesStay) {
   Graph graph;
   Value x = graph.input("x", DType::f32, {3});

@@ -135,6 +135,36 @@ TEST(CpuDot, PackedWeightsMatchReference) {
   }
 }
 
+// Attention's products on heads read in place from [batch, seq, heads, head_dim] (batch dims 0
+// and 2, which no single stride spans): Q K^T, P V, and the backward's P^T dC and dS K, in every
+// dtype pair oneDNN takes, with no copy of an operand (the arena, where copies would go, stays
+// empty).
+TEST(CpuDot, HeadsReadInPlaceFromTheHiddenLayout) {
+  const Shape hidden = {2, 24, 3, 16}, probs = {2, 3, 24, 24};
+  struct Case {
+    Shape lhs, rhs;
+    DotAttrs attrs;
+  };
+  const std::vector<Case> cases = {
+      {hidden, hidden, {{0, 2}, {0, 2}, {3}, {3}}},  // Q K^T
+      {probs, hidden, {{0, 1}, {0, 2}, {3}, {1}}},   // P V
+      {probs, hidden, {{0, 1}, {0, 2}, {2}, {1}}},   // P^T dC
+      {probs, hidden, {{0, 1}, {0, 2}, {3}, {1}}},   // dS K
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE("lhs " + shape_str(c.lhs) + " rhs " + shape_str(c.rhs));
+    for (auto [in, out] : {std::pair{DType::f32, DType::f32}, std::pair{DType::bf16, DType::f32},
+                           std::pair{DType::bf16, DType::bf16}}) {
+      Graph graph;
+      Feeds feeds(graph, 7);
+      Value lhs = feeds.any(in, c.lhs), rhs = feeds.any(in, c.rhs);
+      Value product = dot_general(lhs, rhs, c.attrs, out);
+      EXPECT_EQ(make_cpu_backend()->compile(graph, {product})->stats().arena_bytes, 0);
+      testing::expect_matches_reference(graph, {product}, feeds.arguments());
+    }
+  }
+}
+
 // Empty contracting dims give zeros; empty free dims an empty result.
 TEST(CpuDot, EmptyDims) {
   Graph graph;

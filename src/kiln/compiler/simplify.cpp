@@ -2,7 +2,8 @@
 // sign of a zero: x + 0 keeps x's), found in the graphs autodiff and the optimizer build:
 // multiplying or dividing by one, adding or subtracting zero, double negation, casts to the same
 // dtype or through a lossless one, layout ops that do nothing or compose into one, selects on a
-// constant predicate or between equal branches, and reductions of dims of size 1 (a reshape).
+// constant predicate or between equal branches, reductions of dims of size 1 (a reshape), and
+// transposes that a dot_general reads (its dims renumbered instead).
 // x * 0 stays: it is NaN for x = NaN or inf. Replaced nodes are left dead for dce.
 #include <algorithm>
 
@@ -118,6 +119,41 @@ Value simplify_reduce(const Node& node, Value x) {
   return trivial ? reshape(x, node.shape) : Value();
 }
 
+// A dot_general operand as the dot reads it: `operand` with its batch and contracting dims.
+struct DotOperand {
+  Value operand;
+  Axes batch, contract;
+};
+
+// An operand that is a transpose, or a cast of one, read as the transpose's operand (cast first)
+// with its dims renumbered, when its free dims keep their order, so that the product is the same
+// array summed in the same order. A backend that reads strided operands in place then moves no
+// data for it (the heads of attention, split from and merged into the hidden dim).
+DotOperand through_transpose(const DotOperand& in) {
+  Value transposed = in.operand.op() == OpKind::cast ? operand_of(in.operand, 0) : in.operand;
+  if (transposed.op() != OpKind::transpose) return in;
+  const Axes& perm = transposed.node().attr<TransposeAttrs>().perm;  // result dim d = source perm[d]
+  auto source_dims = [&](const Axes& dims) {
+    Axes mapped;
+    for (int64_t dim : dims) mapped.push_back(perm[static_cast<size_t>(dim)]);
+    return mapped;
+  };
+  Axes free = source_dims(dot_free_dims(in.operand.rank(), in.batch, in.contract));
+  if (!std::is_sorted(free.begin(), free.end())) return in;
+  Value source = operand_of(transposed, 0);
+  if (in.operand.op() == OpKind::cast) source = cast(source, in.operand.dtype());
+  return {source, source_dims(in.batch), source_dims(in.contract)};
+}
+
+Value simplify_dot(const Node& node, const std::vector<Value>& operands) {
+  const DotAttrs& dims = node.attr<DotAttrs>();
+  DotOperand lhs = through_transpose({operands[0], dims.lhs_batch, dims.lhs_contract});
+  DotOperand rhs = through_transpose({operands[1], dims.rhs_batch, dims.rhs_contract});
+  if (lhs.operand.is(operands[0]) && rhs.operand.is(operands[1])) return Value();
+  return dot_general(lhs.operand, rhs.operand,
+                     DotAttrs{lhs.batch, rhs.batch, lhs.contract, rhs.contract}, node.dtype);
+}
+
 }  // namespace
 
 Module simplify(const Module& module) {
@@ -149,6 +185,8 @@ Module simplify(const Module& module) {
       case OpKind::reduce_sum:
       case OpKind::reduce_max:
         return simplify_reduce(node, operands[0]);
+      case OpKind::dot_general:
+        return simplify_dot(node, operands);
       default:
         return Value();
     }

@@ -1,5 +1,5 @@
-// Grouping dot_general's dims into batch, rows and columns, and collapsing each group to one
-// strided dim when the operand's row-major layout allows it.
+// Grouping dot_general's dims into batch, rows and columns, and collapsing each group to strided
+// dims when the operand's row-major layout allows it.
 #include "kiln/backends/cpu/dot_layout.h"
 
 #include <algorithm>
@@ -29,25 +29,61 @@ std::optional<int64_t> collapsed_stride(const Shape& shape, const std::vector<in
   return inner.value_or(fallback);
 }
 
-// The operand's dims grouped as [g0, g1, g2], or nothing when a group does not collapse.
-std::optional<MatrixView> view_of(const Shape& shape, const Axes& g0, const Axes& g1,
-                                  const Axes& g2) {
-  std::vector<int64_t> strides = shape_strides(shape);
-  MatrixView dense = dense_view(product(shape, g0), product(shape, g1), product(shape, g2));
-  MatrixView view = dense;
-  const Axes* groups[3] = {&g0, &g1, &g2};
-  for (size_t i = 0; i < 3; ++i) {
-    std::optional<int64_t> stride = collapsed_stride(shape, strides, *groups[i], dense.strides[i]);
-    if (!stride) return std::nullopt;
-    view.strides[i] = *stride;
+// A batch dim kept apart: its size and its stride in each operand.
+struct BatchDim {
+  int64_t size, lhs_stride, rhs_stride;
+};
+
+// The batch dims of both operands (size-1 dims dropped), each merged into the next one out where
+// both operands' strides allow: as few dims as the layouts permit, outermost first.
+std::vector<BatchDim> batch_dims(const Shape& lhs, const Shape& rhs, const DotAttrs& attrs) {
+  std::vector<int64_t> lhs_strides = shape_strides(lhs), rhs_strides = shape_strides(rhs);
+  std::vector<BatchDim> dims;
+  for (size_t i = 0; i < attrs.lhs_batch.size(); ++i) {
+    auto l = static_cast<size_t>(attrs.lhs_batch[i]), r = static_cast<size_t>(attrs.rhs_batch[i]);
+    if (lhs[l] == 1) continue;
+    BatchDim dim{lhs[l], lhs_strides[l], rhs_strides[r]};
+    if (!dims.empty() && dims.back().lhs_stride == dim.lhs_stride * dim.size &&
+        dims.back().rhs_stride == dim.rhs_stride * dim.size) {
+      dims.back() = {dims.back().size * dim.size, dim.lhs_stride, dim.rhs_stride};
+    } else {
+      dims.push_back(dim);
+    }
   }
+  return dims;
+}
+
+// The operand [rows, cols] groups collapsed after its batch dims, or nothing when a group does
+// not collapse or the batch has too many dims.
+std::optional<MatrixView> view_of(const Shape& shape, const std::vector<BatchDim>& batch,
+                                  bool lhs, const Axes& rows, const Axes& cols) {
+  if (batch.size() > kMaxBatchDims) return std::nullopt;
+  std::vector<int64_t> strides = shape_strides(shape);
+  int64_t row_count = product(shape, rows), col_count = product(shape, cols);
+  std::optional<int64_t> row_stride = collapsed_stride(shape, strides, rows, col_count);
+  std::optional<int64_t> col_stride = collapsed_stride(shape, strides, cols, 1);
+  if (!row_stride || !col_stride) return std::nullopt;
+  MatrixView view;
+  for (const BatchDim& dim : batch) {
+    view.sizes.push_back(dim.size);
+    view.strides.push_back(lhs ? dim.lhs_stride : dim.rhs_stride);
+  }
+  view.sizes.insert(view.sizes.end(), {row_count, col_count});
+  view.strides.insert(view.strides.end(), {*row_stride, *col_stride});
   return view;
 }
 
 }  // namespace
 
-MatrixView dense_view(int64_t batch, int64_t rows, int64_t cols) {
-  return {{batch, rows, cols}, {rows * cols, cols, 1}};
+MatrixView dense_view(const std::vector<int64_t>& batch_sizes, int64_t rows, int64_t cols) {
+  MatrixView view{batch_sizes, std::vector<int64_t>(batch_sizes.size() + 2)};
+  view.sizes.insert(view.sizes.end(), {rows, cols});
+  int64_t stride = 1;
+  for (size_t d = view.sizes.size(); d-- > 0;) {
+    view.strides[d] = stride;
+    stride *= view.sizes[d];
+  }
+  return view;
 }
 
 DotLayout dot_layout(const Shape& lhs, const Shape& rhs, const DotAttrs& attrs) {
@@ -61,8 +97,10 @@ DotLayout dot_layout(const Shape& lhs, const Shape& rhs, const DotAttrs& attrs) 
   layout.n = product(rhs, rhs_free);
   layout.lhs_order = concat_axes(attrs.lhs_batch, lhs_free, attrs.lhs_contract);
   layout.rhs_order = concat_axes(attrs.rhs_batch, attrs.rhs_contract, rhs_free);
-  layout.lhs_view = view_of(lhs, attrs.lhs_batch, lhs_free, attrs.lhs_contract);
-  layout.rhs_view = view_of(rhs, attrs.rhs_batch, attrs.rhs_contract, rhs_free);
+  std::vector<BatchDim> batch = batch_dims(lhs, rhs, attrs);
+  for (const BatchDim& dim : batch) layout.batch_sizes.push_back(dim.size);
+  layout.lhs_view = view_of(lhs, batch, true, lhs_free, attrs.lhs_contract);
+  layout.rhs_view = view_of(rhs, batch, false, attrs.rhs_contract, rhs_free);
   return layout;
 }
 

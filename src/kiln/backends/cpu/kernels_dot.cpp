@@ -37,15 +37,11 @@ std::optional<dnnl::memory::data_type> dnnl_type(DType dtype) {
   }
 }
 
-// A plain matrix when the batch is 1 (the widest choice of implementations), else 3-D.
-dnnl::memory::dims matrix_dims(const MatrixView& view) {
-  if (view.sizes[0] == 1) return {view.sizes[1], view.sizes[2]};
-  return {view.sizes[0], view.sizes[1], view.sizes[2]};
-}
-
+// [batch dims..., rows, cols]: a plain matrix when the batch is 1 (the widest choice of
+// implementations).
 dnnl::memory::desc matrix_desc(const MatrixView& view, dnnl::memory::data_type type) {
-  if (view.sizes[0] == 1) return {matrix_dims(view), type, {view.strides[1], view.strides[2]}};
-  return {matrix_dims(view), type, {view.strides[0], view.strides[1], view.strides[2]}};
+  return {dnnl::memory::dims(view.sizes.begin(), view.sizes.end()), type,
+          dnnl::memory::dims(view.strides.begin(), view.strides.end())};
 }
 
 // Scratch where needed: operand copies, the packed rhs, the loop's accumulators.
@@ -96,7 +92,7 @@ struct Matmul {
 bool worth_packing(const DotLayout& layout, const MatrixView& lhs, dnnl::memory::data_type type) {
   if (layout.m < 512) return false;
   if (type == dnnl::memory::data_type::f32) return layout.k * layout.n >= (int64_t{1} << 19);
-  bool lhs_transposed = lhs.strides[2] != 1;
+  bool lhs_transposed = lhs.col_stride() != 1;
   return !lhs_transposed && layout.k * layout.n >= (int64_t{1} << 21);
 }
 
@@ -112,8 +108,7 @@ std::optional<Matmul> matmul_desc(const MatrixView& lhs, const MatrixView& rhs,
     if (pack && !try_packed) continue;
     try {
       dnnl::memory::desc weights =
-          pack ? dnnl::memory::desc(matrix_dims(rhs), in_type, dnnl::memory::format_tag::any)
-               : plain;
+          pack ? dnnl::memory::desc(plain.dims(), in_type, dnnl::memory::format_tag::any) : plain;
       dnnl::matmul::desc desc(matrix_desc(lhs, in_type), weights, matrix_desc(out, out_type));
       dnnl::matmul::primitive_desc pd(desc, attr, cpu_engine());
       if (std::string_view(pd.impl_info_str()).starts_with("ref")) continue;
@@ -147,10 +142,10 @@ std::optional<Kernel> onednn_kernel(const Node& node, const DotLayout& layout, O
   if (!in_type || !out_type || (in_dtype == DType::f32 && node.dtype != DType::f32)) {
     return std::nullopt;
   }
-  MatrixView out = dense_view(layout.batch, layout.m, layout.n);
+  MatrixView out = dense_view(layout.batch_sizes, layout.m, layout.n);
   Scratch s;
-  MatrixView lhs = layout.lhs_view.value_or(dense_view(layout.batch, layout.m, layout.k));
-  MatrixView rhs = layout.rhs_view.value_or(dense_view(layout.batch, layout.k, layout.n));
+  MatrixView lhs = layout.lhs_view.value_or(dense_view(layout.batch_sizes, layout.m, layout.k));
+  MatrixView rhs = layout.rhs_view.value_or(dense_view(layout.batch_sizes, layout.k, layout.n));
   std::optional<Matmul> matmul;
   if (layout.lhs_view && layout.rhs_view) {
     matmul = matmul_desc(lhs, rhs, out, *in_type, *out_type,
@@ -160,11 +155,11 @@ std::optional<Kernel> onednn_kernel(const Node& node, const DotLayout& layout, O
     bool copy_both = layout.lhs_view && layout.rhs_view;
     size_t element = dtype_size(in_dtype);
     if (copy_both || !layout.lhs_view) {
-      lhs = dense_view(layout.batch, layout.m, layout.k);
+      lhs = dense_view(layout.batch_sizes, layout.m, layout.k);
       s.lhs = s.take(layout.batch * layout.m * layout.k * static_cast<int64_t>(element));
     }
     if (copy_both || !layout.rhs_view) {
-      rhs = dense_view(layout.batch, layout.k, layout.n);
+      rhs = dense_view(layout.batch_sizes, layout.k, layout.n);
       s.rhs = s.take(layout.batch * layout.k * layout.n * static_cast<int64_t>(element));
     }
     matmul = matmul_desc(lhs, rhs, out, *in_type, *out_type,
@@ -335,10 +330,9 @@ std::vector<EpilogueStep> epilogue_of(const Graph& graph, const KernelGroup& gro
   const Node& dot = graph.node(previous);
   DotLayout layout = dot_layout(graph.node(dot.inputs[0]).shape, graph.node(dot.inputs[1]).shape,
                                 dot.attr<DotAttrs>());
-  auto rows = [&](int64_t n) -> dnnl::memory::dims {
-    if (layout.batch == 1) return {1, n};
-    return {1, 1, n};
-  };
+  // A bias as a [1..., 1, n] tensor of the product's rank, broadcast over the rest.
+  MatrixView bias_view = dense_view(std::vector<int64_t>(layout.batch_sizes.size(), 1), 1,
+                                    layout.n);
   for (int32_t id : group.nodes) {
     const Node& node = graph.node(id);
     if (id == group.nodes.front() || node.op == OpKind::broadcast) continue;
@@ -356,14 +350,12 @@ std::vector<EpilogueStep> epilogue_of(const Graph& graph, const KernelGroup& gro
       } else if (o.op == OpKind::broadcast) {  // a bias
         steps.push_back({EpilogueStep::bias, o.inputs[0]});
         post_ops.tensors.emplace_back(ops.len(), o.inputs[0]);
-        post_ops.descs.emplace_back(rows(layout.n), *dnnl_type(graph.node(o.inputs[0]).dtype),
-                                    layout.batch == 1 ? dnnl::memory::dims{layout.n, 1}
-                                                      : dnnl::memory::dims{layout.n, layout.n, 1});
+        post_ops.descs.push_back(matrix_desc(bias_view, *dnnl_type(graph.node(o.inputs[0]).dtype)));
         ops.append_binary(dnnl::algorithm::binary_add, post_ops.descs.back());
       } else {  // a tensor shaped as the product
         steps.push_back({EpilogueStep::tensor, other});
         post_ops.tensors.emplace_back(ops.len(), other);
-        MatrixView view = dense_view(layout.batch, layout.m, layout.n);
+        MatrixView view = dense_view(layout.batch_sizes, layout.m, layout.n);
         post_ops.descs.push_back(matrix_desc(view, *dnnl_type(o.dtype)));
         ops.append_binary(dnnl::algorithm::binary_add, post_ops.descs.back());
       }
