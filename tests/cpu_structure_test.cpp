@@ -50,7 +50,7 @@ TEST(CpuStructure, BertLayerTrainingStep) {
               static_cast<long long>(plain->stats().kernels),
               static_cast<long long>(plain->stats().arena_bytes));
   EXPECT_EQ(plain->stats().kernels, 277);
-  EXPECT_EQ(plain->stats().arena_bytes, 2746368);
+  EXPECT_EQ(plain->stats().arena_bytes, 2734080);
 }
 
 }  // namespace
