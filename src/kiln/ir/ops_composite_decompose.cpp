@@ -61,9 +61,11 @@ Value decompose_layer_norm(const Node& node, std::span<const Value> inputs) {
   return narrow(normalized * widen(inputs[1]) + widen(inputs[2]), node.dtype);
 }
 
+// x / sqrt(2) as a product with 1 / sqrt(2), as torch's kernels compute it: the gradient autodiff
+// derives from this then multiplies too, where a divide would cost several times more.
 Value decompose_gelu(const Node& node, std::span<const Value> inputs) {
   Value x = widen(inputs[0]);
-  return narrow(x * 0.5 * (1.0 + erf(x / std::sqrt(2.0))), node.dtype);
+  return narrow(x * 0.5 * (1.0 + erf(x * (1.0 / std::sqrt(2.0)))), node.dtype);
 }
 
 // Picks -log_softmax[n, label[n]] with a one-hot mask (no gather: ignored labels may lie outside
