@@ -108,7 +108,8 @@ Value decompose_dropout(const Node& node, std::span<const Value> inputs) {
   Value bits = random_bits(inputs[1], inputs[2], x.shape(), attrs.stream);
   double threshold = std::min(std::floor(attrs.rate * 4294967296.0), 4294967295.0);
   Value keep = ge(bits, scalar_like(bits, threshold));
-  return narrow(select(keep, x / (1.0 - attrs.rate), scalar_like(x, 0.0)), node.dtype);
+  // Times 1 / (1 - rate), as torch scales (and its gradient multiplies instead of dividing).
+  return narrow(select(keep, x * (1.0 / (1.0 - attrs.rate)), scalar_like(x, 0.0)), node.dtype);
 }
 
 // dx = y (dy - sum(dy y)) from the softmax's own output y: the backward pass reuses the forward
