@@ -91,12 +91,22 @@ TEST(CompilerFusion, ReductionsEndRowsAndBroadcastsOfThemStartNewGroups) {
   expect_data_flow_order(program);
 }
 
-// A reduction over leading axes (a bias gradient) is not a loop member: its own kernel.
-TEST(CompilerFusion, LeadingAxisReductionsKeepTheirKernel) {
+// A sum over leading axes (a bias gradient) joins the loop of its operand, which then stores
+// nothing it does not have to; a row reduction of the same values does not join it (rows align
+// blocks, columns gather over each thread's range), and a maximum over leading axes is a kernel
+// of its own.
+TEST(CompilerFusion, ColumnSumsJoinTheirLoopButNotRowReductions) {
   Graph graph;
   Value x = graph.input("x", DType::f32, {4, 32});
-  Program program = compile(graph, {reduce_sum(x * x, {0})});
-  EXPECT_EQ(describe(program), (Groups{"loop: mul -> mul", "single: reduce_sum -> reduce_sum"}));
+  Value square = x * x;
+  Program fused = compile(graph, {reduce_sum(square, {0})});
+  EXPECT_EQ(describe(fused), (Groups{"loop: mul reduce_sum -> reduce_sum"}));
+  Program both = compile(graph, {reduce_sum(square, {0}), reduce_sum(square, {1})});
+  EXPECT_EQ(describe(both), (Groups{"loop: mul reduce_sum -> mul reduce_sum",
+                                    "loop: reduce_sum -> reduce_sum"}));
+  expect_data_flow_order(both);
+  Program maximum = compile(graph, {reduce_max(square, {0})});
+  EXPECT_EQ(describe(maximum), (Groups{"loop: mul -> mul", "single: reduce_max -> reduce_max"}));
 }
 
 // dot + bias + gelu is one gemm kernel; when the pre-activation is read again (as backward does)

@@ -38,8 +38,8 @@ TEST(CpuStructure, BertLayerTrainingStep) {
   std::printf("bert layer step: %lld kernels (%lld loops, %lld gemms), arena %lld bytes\n",
               static_cast<long long>(cpu.kernel_count()), static_cast<long long>(loops),
               static_cast<long long>(gemms), static_cast<long long>(cpu.stats().arena_bytes));
-  EXPECT_EQ(cpu.kernel_count(), 108);
-  EXPECT_EQ(loops, 45);
+  EXPECT_EQ(cpu.kernel_count(), 95);
+  EXPECT_EQ(loops, 47);
   EXPECT_EQ(gemms, 30);
   EXPECT_EQ(cpu.stats().arena_bytes, 1508352);
   // Without fusion: one kernel per node that computes something.

@@ -3,7 +3,8 @@
 //   loop  elementwise nodes over one flat index space (unary, binary, compare, select, cast, gelu,
 //         dropout, and the computed sources random_bits and iota); broadcasts of values computed
 //         before the group are read in place by index, never materialised; reductions over
-//         trailing axes end rows of the space;
+//         trailing axes end rows of the space, or (not in the same group) sums over leading axes
+//         gather its columns;
 //   gemm  a dot_general and a chain of epilogue nodes after it (bias, scaling, gelu, the add of a
 //         tensor computed before), each the only reader of the one before.
 // A node may join a group only if its other operands are computed by earlier groups, so groups
@@ -26,33 +27,13 @@ bool elementwise(OpKind op) {
          op == OpKind::iota;
 }
 
-// The number of elements per row when `node` is a reduction over trailing axes (size-1 dims
-// ignored) of a non-empty operand; 0 otherwise.
-int64_t trailing_reduction_width(const Graph& graph, const Node& node) {
-  if (node.op != OpKind::reduce_sum && node.op != OpKind::reduce_max) return 0;
-  const Shape& shape = graph.node(node.inputs[0]).shape;
-  const Axes& axes = node.attr<ReduceAttrs>().axes;
-  int64_t width = 1;
-  bool reduced_seen = false;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
-    if (shape[d] == 1) continue;
-    if (reduced) {
-      reduced_seen = true;
-      width *= shape[d];
-    } else if (reduced_seen) {
-      return 0;  // a kept dim after a reduced one
-    }
-  }
-  return shape_numel(shape) == 0 ? 0 : width;
-}
-
 bool gemm_dtype(DType dtype) { return dtype == DType::f32 || dtype == DType::bf16; }
 
 struct Group {
   KernelGroup kernel;
-  int64_t domain = 0;  // elements of the index space (loop groups)
-  int64_t width = 0;   // elements per reduced row, 0 before the first reduction (loop groups)
+  int64_t domain = 0;   // elements of the index space (loop groups)
+  int64_t width = 0;    // elements per reduced row, 0 before the first row reduction (loop groups)
+  int64_t columns = 0;  // columns summed, 0 before the first column sum (loop groups)
   int32_t last = 0;    // the node added last
 };
 
@@ -138,10 +119,15 @@ class Fuser {
     return false;
   }
 
+  bool reduces_in_loops(const Node& n) const {
+    LoopReduction reduction = loop_reduction(graph_, n);
+    return reduction.width > 0 || reduction.columns > 0;
+  }
+
   bool loop_member(const Node& n) const {
     return capabilities_.loop_fusion &&
            ((elementwise(n.op) && n.op != OpKind::broadcast) ||
-            trailing_reduction_width(graph_, n) > 0);
+            reduces_in_loops(n));
   }
 
   // A broadcast every reader of which is a loop-group node, or a scatter_add starting from it
@@ -166,7 +152,7 @@ class Fuser {
   int32_t group(int32_t id) const { return group_of_[static_cast<size_t>(id)]; }
 
   int64_t domain_of(const Node& n) const {
-    if (trailing_reduction_width(graph_, n) > 0) return shape_numel(node(n.inputs[0]).shape);
+    if (reduces_in_loops(n)) return shape_numel(node(n.inputs[0]).shape);
     return shape_numel(n.shape);
   }
 
@@ -214,7 +200,7 @@ class Fuser {
   }
 
   void start_group(int32_t id, KernelKind kind, int64_t domain) {
-    groups_.push_back({KernelGroup{kind, {}, {}}, domain, 0, id});
+    groups_.push_back({KernelGroup{kind, {}, {}}, domain, 0, 0, id});
     add(static_cast<int32_t>(groups_.size() - 1), id);
   }
 
@@ -230,9 +216,9 @@ class Fuser {
     target.kernel.nodes.push_back(id);
     target.last = id;
     group_of_[static_cast<size_t>(id)] = g;
-    if (int64_t width = trailing_reduction_width(graph_, node(id)); width > 0) {
-      target.width = width;
-    }
+    LoopReduction reduction = loop_reduction(graph_, node(id));
+    if (reduction.width > 0) target.width = reduction.width;
+    if (reduction.columns > 0) target.columns = reduction.columns;
   }
   static int64_t key(int32_t g, int32_t id) { return (static_cast<int64_t>(g) << 32) | id; }
 
@@ -240,15 +226,21 @@ class Fuser {
   bool joins_loop(const Group& target, int32_t g, int32_t id) {
     const Node& n = node(id);
     if (domain_of(n) != target.domain) return false;
-    int64_t width = trailing_reduction_width(graph_, n);
-    if (width > 0 && target.width > 0 && width != target.width) return false;
+    // Rows of one width, and never rows and columns in one group (rows align blocks to them;
+    // columns are gathered over each thread's range).
+    LoopReduction reduction = loop_reduction(graph_, n);
+    if (reduction.width > 0 && (target.columns > 0 || (target.width > 0 &&
+                                                       reduction.width != target.width))) {
+      return false;
+    }
+    if (reduction.columns > 0 && target.width > 0) return false;
     for (int32_t operand : n.inputs) {
       int32_t source = resolve(operand);
       if (in_place(source)) source = resolve(node(source).inputs[0]);  // read by index
       if (group(source) == g) {
         // Values of the group are read at the same element: not through a broadcast, and not a
         // reduction's row result.
-        if (in_place(resolve(operand)) || trailing_reduction_width(graph_, node(source)) > 0) {
+        if (in_place(resolve(operand)) || reduces_in_loops(node(source))) {
           return false;
         }
       } else if (!earlier(source, g)) {
@@ -334,6 +326,29 @@ class Fuser {
 };
 
 }  // namespace
+
+LoopReduction loop_reduction(const Graph& graph, const Node& node) {
+  if (node.op != OpKind::reduce_sum && node.op != OpKind::reduce_max) return {};
+  const Shape& shape = graph.node(node.inputs[0]).shape;
+  if (shape_numel(shape) == 0) return {};
+  const Axes& axes = node.attr<ReduceAttrs>().axes;
+  // The non-unit dims as reduced (true) or kept, in order.
+  std::vector<bool> reduced;
+  int64_t reduced_size = 1, kept_size = 1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    bool r = std::find(axes.begin(), axes.end(), static_cast<int64_t>(d)) != axes.end();
+    reduced.push_back(r);
+    (r ? reduced_size : kept_size) *= shape[d];
+  }
+  auto first_reduced = std::find(reduced.begin(), reduced.end(), true);
+  auto first_kept = std::find(reduced.begin(), reduced.end(), false);
+  bool trailing = std::find(first_reduced, reduced.end(), false) == reduced.end();
+  if (trailing) return {reduced_size, 0};  // every reduced dim after every kept one
+  bool leading = std::find(first_kept, reduced.end(), true) == reduced.end();
+  if (leading && node.op == OpKind::reduce_sum) return {0, kept_size};
+  return {};
+}
 
 std::vector<KernelGroup> fuse_kernels(const Module& module,
                                       const BackendCapabilities& capabilities) {

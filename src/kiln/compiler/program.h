@@ -28,8 +28,8 @@ struct BackendCapabilities {
 enum class KernelKind : uint8_t {
   single,  // one node (the last), run by the backend's kernel for its op, after the broadcasts
            // of scalar constants it reads in place (a scatter_add's zero operand)
-  loop,    // elementwise nodes over one index space, broadcasts read in place, optionally ending
-           // in reductions over the trailing axes
+  loop,    // elementwise nodes over one index space, broadcasts read in place, optionally with
+           // reductions over the trailing axes (rows) or sums over the leading ones (columns)
   gemm,    // a dot_general whose result goes through elementwise epilogue nodes (bias, activation)
 };
 
@@ -38,6 +38,15 @@ struct KernelGroup {
   std::vector<int32_t> nodes;    // in topological order
   std::vector<int32_t> results;  // the group's nodes read by later groups or by the outputs
 };
+
+// How a reduction in a loop group folds its operand's flat index space: over trailing axes, in
+// rows of `width` consecutive elements (one result per row), or a sum over leading axes, element i
+// into column i % `columns` (bias and layer-norm gradients). Size-1 dims do not count. Both 0 for
+// other nodes, empty operands and other reductions; never both non-zero.
+struct LoopReduction {
+  int64_t width = 0, columns = 0;
+};
+LoopReduction loop_reduction(const Graph& graph, const Node& node);
 
 // The buffer of input `input` (index into Graph::inputs()) may be overwritten with output
 // `output` (index into the outputs): the caller hands the argument over and reads the new value

@@ -81,6 +81,19 @@ class ProgramBuilder {
       const Node& node = graph.node(id);
       if (is_reduction(node.op)) {
         domain_ = shape_numel(graph.node(node.inputs[0]).shape);
+        int64_t columns = loop_reduction(graph, node).columns;
+        if (columns > 0 && results.contains(id)) {
+          Instr sum = instruction(column_sum_instr(node));
+          sum.a = operand(node.inputs[0]);
+          sum.node = id;
+          sum.slot = next_slot_;
+          sum.columns = columns;
+          sum.combine = column_sum_combine(node);
+          next_slot_ += static_cast<int32_t>(columns);
+          emit(sum);
+          continue;
+        }
+        if (columns > 0) continue;
         width_ = domain_ / std::max<int64_t>(1, shape_numel(node.shape));
         if (results.contains(id)) {
           Instr reduce = instruction(reduce_instr(node));
@@ -256,6 +269,9 @@ Kernel make_loop_kernel(const Graph& graph, const KernelGroup& group) {
     for (int t = 0; t < threads; ++t) {
       states.of(t)[kErrorSlot] = 0;
       states.of(t)[kFoldedSlot] = 0;
+      for (const Instr& instr : program) {  // column sums start at 0 (0.0 and 0 alike)
+        if (instr.columns > 0) std::fill_n(states.of(t) + instr.slot, instr.columns, 0);
+      }
     }
     auto body = [&](int64_t begin, int64_t end) {
       int thread = omp_get_thread_num();
@@ -270,15 +286,17 @@ Kernel make_loop_kernel(const Graph& graph, const KernelGroup& group) {
     };
     if (split_row) {
       parallel_for(domain, kGrain, body);
-      for (const Instr& instr : program) {
-        if (instr.combine != nullptr) instr.combine(instr, buffers, states);
-      }
     } else if (width > 0) {
       parallel_for(domain / width, grain_for(width), [&](int64_t first, int64_t last) {
         body(first * width, last * width);
       });
     } else {
       parallel_for(domain, kGrain, body);
+    }
+    for (const Instr& instr : program) {  // a split row's parts, column sums' threads
+      if (instr.combine != nullptr && (split_row || instr.columns > 0)) {
+        instr.combine(instr, buffers, states);
+      }
     }
     for (int t = 0; t < threads; ++t) {
       check(states.of(t)[kErrorSlot] == 0, "div", "integer division by zero");

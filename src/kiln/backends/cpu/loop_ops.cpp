@@ -541,6 +541,39 @@ void reduce_combine_run(const Instr& instr, const Buffers& buffers, const Thread
   buffers.at<T>(instr.node)[0] = store<T>(acc);
 }
 
+template <typename A, typename C, typename Op>
+KILN_CPU_CLONES void fold_into(const C* x, A* acc, int64_t count, Op op) {
+  for (int64_t i = 0; i < count; ++i) acc[i] = op(acc[i], static_cast<A>(x[i]));
+}
+
+// Adds the block's elements into their columns' accumulators, run by run of consecutive columns.
+template <typename T>
+void column_sum_run(const Instr& instr, const BlockContext& block) {
+  using A = typename SumRule<T>::A;
+  const Compute<T>* x = block.reg<Compute<T>>(instr.a);
+  A* acc = reinterpret_cast<A*>(block.state + instr.slot);
+  int64_t column = block.begin % instr.columns;
+  for (int64_t i = 0; i < block.count; column = 0) {  // a run ends a row of columns or the block
+    int64_t run = std::min(instr.columns - column, block.count - i);
+    fold_into(x + i, acc + column, run, [](A a, A b) { return SumRule<T>::fold(a, b); });
+    i += run;
+  }
+}
+
+template <typename T>
+void column_sum_combine_run(const Instr& instr, const Buffers& buffers,
+                            const ThreadStates& states) {
+  using A = typename SumRule<T>::A;
+  T* out = buffers.at<T>(instr.node);
+  for (int64_t column = 0; column < instr.columns; ++column) {
+    A acc = SumRule<T>::identity();
+    for (int t = 0; t < states.threads; ++t) {
+      acc = SumRule<T>::fold(acc, reinterpret_cast<const A*>(states.of(t) + instr.slot)[column]);
+    }
+    out[column] = store<T>(acc);
+  }
+}
+
 // A reduction node's typed function: pick<T, Rule>() for its dtype and kind.
 template <typename Fn, typename Pick>
 Fn reduction_fn(const Node& node, const Pick& pick) {
@@ -628,6 +661,16 @@ CombineFn reduce_combine(const Node& node) {
   return reduction_fn<CombineFn>(node, []<typename T, typename Rule>() {
     return &reduce_combine_run<T, Rule>;
   });
+}
+
+InstrFn column_sum_instr(const Node& node) {
+  return visit_numeric(op_name(node.op), node.dtype,
+                       [&]<typename T>() -> InstrFn { return &column_sum_run<T>; });
+}
+
+CombineFn column_sum_combine(const Node& node) {
+  return visit_numeric(op_name(node.op), node.dtype,
+                       [&]<typename T>() -> CombineFn { return &column_sum_combine_run<T>; });
 }
 
 }  // namespace kiln::cpu

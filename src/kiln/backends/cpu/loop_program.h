@@ -74,7 +74,8 @@ struct Instr {
   int32_t node = -1;  // the buffer loaded, stored, reduced into, or a binary op's scalar operand
   int32_t seed = -1, offset = -1;            // random bits: their scalar i64 buffers
   int32_t slot = -1;                         // reductions: their accumulator in the state
-  CombineFn combine = nullptr;               // reductions: folds a split row's partial results
+  int64_t columns = 0;                       // column sums: their accumulators, from `slot` on
+  CombineFn combine = nullptr;               // reductions: folds the threads' partial results
   uint32_t stream = 0, threshold = 0;        // random bits
   double scale = 0.0;                        // dropout
   int64_t size = 0, inner = 1;               // iota: element i holds i / inner % size
@@ -95,5 +96,9 @@ InstrFn binary_scalar_instr(const Node& node, ScalarOperand scalar);
 // same reduction over a row split across threads.
 InstrFn reduce_instr(const Node& node);
 CombineFn reduce_combine(const Node& node);
+// reduce_sum over leading axes: each thread adds element i into its accumulator of column
+// i % columns, and the combine step adds the threads' columns in thread order into the buffer.
+InstrFn column_sum_instr(const Node& node);
+CombineFn column_sum_combine(const Node& node);
 
 }  // namespace kiln::cpu
