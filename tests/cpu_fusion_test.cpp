@@ -91,6 +91,19 @@ TEST(CpuFusion, RandomBitsInsideLoopsMatchReference) {
   testing::expect_matches_reference(graph, outputs, feeds.arguments());
 }
 
+// Runs `outputs` on the CPU backend against the reference and returns the executable. Sums of
+// thousands of rounded terms: bf16/f16 results differ by the length times an ulp.
+std::unique_ptr<Executable> expect_long_sums_match_reference(const Graph& graph,
+                                                             const std::vector<Value>& outputs,
+                                                             const std::vector<Tensor>& arguments,
+                                                             DType dtype) {
+  auto executable = make_cpu_backend()->compile(graph, outputs);
+  double scale = dtype == DType::bf16 || dtype == DType::f16 ? 8.0 : 10.0;
+  testing::expect_outputs_close(executable->run(arguments),
+                                evaluate_reference(graph, outputs, arguments), scale);
+  return executable;
+}
+
 // Whole-tensor sums and maxima long enough to be split across the threads (each folds a part of
 // the one row; the parts are combined in thread order), fused with elementwise work, for every
 // dtype family; a NaN in the last thread's part reaches the maximum. With one thread (as under
@@ -106,13 +119,9 @@ TEST(CpuFusion, WholeTensorReductionsSplitAcrossThreadsMatchReference) {
     Value x = feeds.any(dtype, shape), y = feeds.any(dtype, shape);
     Value product = floating ? tanh(x) * y : x * y;
     std::vector<Value> outputs = {reduce_sum(product), reduce_max(x - y), reduce_sum(x * x)};
-    auto executable = make_cpu_backend()->compile(graph, outputs);
-    EXPECT_LE(executable->stats().kernels, 2);
     std::vector<Tensor> arguments = feeds.arguments();
-    // Sums of 67,015 rounded terms: bf16/f16 results differ by the length times an ulp.
-    double scale = dtype == DType::bf16 || dtype == DType::f16 ? 8.0 : 10.0;
-    testing::expect_outputs_close(executable->run(arguments),
-                                  evaluate_reference(graph, outputs, arguments), scale);
+    auto executable = expect_long_sums_match_reference(graph, outputs, arguments, dtype);
+    EXPECT_LE(executable->stats().kernels, 2);
     if (floating) {
       arguments[0].set(shape_numel(shape) - 1, std::nan(""));
       std::vector<Tensor> actual = executable->run(arguments);
@@ -139,13 +148,8 @@ TEST(CpuFusion, ColumnSumsMatchReference) {
       Axes leading(shape.size() - 1);
       std::iota(leading.begin(), leading.end(), 0);
       std::vector<Value> outputs = {product, reduce_sum(product, leading)};
-      auto executable = make_cpu_backend()->compile(graph, outputs);
+      auto executable = expect_long_sums_match_reference(graph, outputs, feeds.arguments(), dtype);
       EXPECT_EQ(executable->stats().kernels, 1);
-      std::vector<Tensor> arguments = feeds.arguments();
-      // Sums of up to 700 rounded terms: bf16/f16 results differ by a few ulps.
-      double scale = dtype == DType::bf16 || dtype == DType::f16 ? 8.0 : 10.0;
-      testing::expect_outputs_close(executable->run(arguments),
-                                    evaluate_reference(graph, outputs, arguments), scale);
     }
   }
 }
