@@ -34,7 +34,7 @@ struct Group {
   int64_t domain = 0;   // elements of the index space (loop groups)
   int64_t width = 0;    // elements per reduced row, 0 before the first row reduction (loop groups)
   int64_t columns = 0;  // columns summed, 0 before the first column sum (loop groups)
-  int32_t last = 0;    // the node added last
+  int32_t last = 0;     // the node added last
 };
 
 class Fuser {

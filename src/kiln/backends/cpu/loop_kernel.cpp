@@ -81,19 +81,10 @@ class ProgramBuilder {
       const Node& node = graph.node(id);
       if (is_reduction(node.op)) {
         domain_ = shape_numel(graph.node(node.inputs[0]).shape);
-        int64_t columns = loop_reduction(graph, node).columns;
-        if (columns > 0 && results.contains(id)) {
-          Instr sum = instruction(column_sum_instr(node));
-          sum.a = operand(node.inputs[0]);
-          sum.node = id;
-          sum.slot = next_slot_;
-          sum.columns = columns;
-          sum.combine = column_sum_combine(node);
-          next_slot_ += static_cast<int32_t>(columns);
-          emit(sum);
+        if (int64_t columns = loop_reduction(graph, node).columns; columns > 0) {
+          if (results.contains(id)) emit_column_sum(node, id, columns);
           continue;
         }
-        if (columns > 0) continue;
         width_ = domain_ / std::max<int64_t>(1, shape_numel(node.shape));
         if (results.contains(id)) {
           Instr reduce = instruction(reduce_instr(node));
@@ -199,6 +190,18 @@ class ProgramBuilder {
   }
 
   void emit(const Instr& instr) { instructions.push_back(instr); }
+
+  // A sum over leading axes: its accumulators take `columns` slots of the thread state.
+  void emit_column_sum(const Node& node, int32_t id, int64_t columns) {
+    Instr sum = instruction(column_sum_instr(node));
+    sum.a = operand(node.inputs[0]);
+    sum.node = id;
+    sum.slot = next_slot_;
+    sum.columns = columns;
+    sum.combine = column_sum_combine(node);
+    next_slot_ += static_cast<int32_t>(columns);
+    emit(sum);
+  }
 
   // Linear scan: an instruction's result takes a free register before its operands' registers
   // are freed (a result may be wider than an operand it overwrites).
