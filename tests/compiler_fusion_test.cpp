@@ -93,8 +93,8 @@ TEST(CompilerFusion, ReductionsEndRowsAndBroadcastsOfThemStartNewGroups) {
 
 // A sum over leading axes (a bias gradient) joins the loop of its operand, which then stores
 // nothing it does not have to; a row reduction of the same values does not join it (rows align
-// blocks, columns gather over each thread's range), and a maximum over leading axes is a kernel
-// of its own.
+// blocks, columns gather over each thread's range), and a maximum over leading axes, or a sum
+// over more than 2^16 columns, is a kernel of its own.
 TEST(CompilerFusion, ColumnSumsJoinTheirLoopButNotRowReductions) {
   Graph graph;
   Value x = graph.input("x", DType::f32, {4, 32});
@@ -107,6 +107,9 @@ TEST(CompilerFusion, ColumnSumsJoinTheirLoopButNotRowReductions) {
   expect_data_flow_order(both);
   Program maximum = compile(graph, {reduce_max(square, {0})});
   EXPECT_EQ(describe(maximum), (Groups{"loop: mul -> mul", "single: reduce_max -> reduce_max"}));
+  Value wide = graph.input("wide", DType::f32, {2, 1 << 17});  // too many columns to keep
+  EXPECT_EQ(describe(compile(graph, {reduce_sum(wide * wide, {0})})),
+            (Groups{"loop: mul -> mul", "single: reduce_sum -> reduce_sum"}));
 }
 
 // dot + bias + gelu is one gemm kernel; when the pre-activation is read again (as backward does)

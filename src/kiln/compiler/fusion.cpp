@@ -346,7 +346,10 @@ LoopReduction loop_reduction(const Graph& graph, const Node& node) {
   bool trailing = std::find(first_reduced, reduced.end(), false) == reduced.end();
   if (trailing) return {reduced_size, 0};  // every reduced dim after every kept one
   bool leading = std::find(first_kept, reduced.end(), true) == reduced.end();
-  if (leading && node.op == OpKind::reduce_sum) return {0, kept_size};
+  // Each thread keeps an accumulator per column: at most 2^16 (512 KiB), or the sum runs alone.
+  if (leading && node.op == OpKind::reduce_sum && kept_size <= (int64_t{1} << 16)) {
+    return {0, kept_size};
+  }
   return {};
 }
 

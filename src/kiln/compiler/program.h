@@ -41,8 +41,8 @@ struct KernelGroup {
 
 // How a reduction in a loop group folds its operand's flat index space: over trailing axes, in
 // rows of `width` consecutive elements (one result per row), or a sum over leading axes, element i
-// into column i % `columns` (bias and layer-norm gradients). Size-1 dims do not count. Both 0 for
-// other nodes, empty operands and other reductions; never both non-zero.
+// into column i % `columns` (bias and layer-norm gradients; at most 2^16 columns). Size-1 dims do
+// not count. Both 0 for other nodes, empty operands and other reductions; never both non-zero.
 struct LoopReduction {
   int64_t width = 0, columns = 0;
 };
