@@ -59,7 +59,9 @@ Program compile_program(const Graph& graph, const std::vector<Value>& outputs,
   });
   step("bf16", options.bf16, use_bf16_matmuls);
   step("fold", options.constant_folding, fold_constants);
-  step("simplify", options.simplification, simplify);
+  step("simplify", options.simplification, [&](const Module& m) {
+    return simplify(m, capabilities.dots_read_strided_operands);
+  });
   step("cse", options.common_subexpressions, eliminate_common_subexpressions);
   step("dce", options.dead_code, eliminate_dead_code);
   program.donations = honoured_donations(module, donations, options);

@@ -20,6 +20,10 @@ struct BackendCapabilities {
   bool loop_fusion = false;
   // Runs a `gemm` group (below) as one kernel.
   bool gemm_epilogues = false;
+  // dot_general reads operands in place through any strides, so a transpose it reads is better
+  // folded into its dims (XLA lays out operands itself, and its CPU dots take bf16 x bf16 -> f32
+  // only in the layouts it makes).
+  bool dots_read_strided_operands = false;
   // Hands the whole module to a compiler that orders the writes of donated buffers itself (XLA
   // through PJRT): every honoured donation stands, whatever the kernel schedule could make safe.
   bool aliases_donations_itself = false;

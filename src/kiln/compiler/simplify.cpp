@@ -2,8 +2,9 @@
 // sign of a zero: x + 0 keeps x's), found in the graphs autodiff and the optimizer build:
 // multiplying or dividing by one, adding or subtracting zero, double negation, casts to the same
 // dtype or through a lossless one, layout ops that do nothing or compose into one, selects on a
-// constant predicate or between equal branches, reductions of dims of size 1 (a reshape), and
-// transposes that a dot_general reads (its dims renumbered instead).
+// constant predicate or between equal branches, reductions of dims of size 1 (a reshape), and,
+// for backends whose products read strided operands, transposes that a dot_general reads (its
+// dims renumbered instead).
 // x * 0 stays: it is NaN for x = NaN or inf. Replaced nodes are left dead for dce.
 #include <algorithm>
 
@@ -156,9 +157,9 @@ Value simplify_dot(const Node& node, const std::vector<Value>& operands) {
 
 }  // namespace
 
-Module simplify(const Module& module) {
-  return rewrite_module(module, [](Graph&, const Node& node, int32_t,
-                                   const std::vector<Value>& operands) {
+Module simplify(const Module& module, bool fold_transposes_into_dots) {
+  return rewrite_module(module, [=](Graph&, const Node& node, int32_t,
+                                    const std::vector<Value>& operands) {
     switch (node.op) {
       case OpKind::add:
       case OpKind::sub:
@@ -186,7 +187,7 @@ Module simplify(const Module& module) {
       case OpKind::reduce_max:
         return simplify_reduce(node, operands[0]);
       case OpKind::dot_general:
-        return simplify_dot(node, operands);
+        return fold_transposes_into_dots ? simplify_dot(node, operands) : Value();
       default:
         return Value();
     }

@@ -179,8 +179,9 @@ class CpuBackend : public Backend {
     BackendCapabilities capabilities{[](OpKind op) {
                                        return cpu::kernel_maker(op) != nullptr ||
                                               cpu::runs_in_loops(op);
-                                     },
-                                     true, true};
+                                     }};
+    capabilities.loop_fusion = capabilities.gemm_epilogues = true;
+    capabilities.dots_read_strided_operands = true;
     return std::make_unique<CpuExecutableImpl>(
         compile_program(graph, outputs, spec.donations, capabilities, options));
   }
