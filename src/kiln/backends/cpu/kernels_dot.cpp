@@ -1,9 +1,10 @@
 // CPU kernels of dot_general and of gemm groups (a dot_general and its epilogue: bias, scaling,
 // gelu, the add of a tensor, as oneDNN post-ops). f32 x f32 -> f32 and bf16 x bf16 -> f32/bf16 go
-// to a oneDNN matmul primitive made at compile time, reading each operand in place when its dims collapse to a
-// strided [batch, rows, cols] view and copying it to that layout (in scratch) otherwise; the rhs is
-// then reordered into the blocked layout oneDNN's kernels prefer. Other dtypes (f64, f16,
-// integers, mixed widths) use a plain loop over the copied operands.
+// to a oneDNN matmul primitive made at compile time, reading each operand in place when its dims
+// collapse to a strided [batch dims..., rows, cols] view (dot_layout.h) and copying it to that
+// layout (in scratch) otherwise; the rhs is reordered into the blocked layout oneDNN's kernels
+// prefer where that pays. Other dtypes (f64, f16, integers, mixed widths) use a plain loop over
+// the copied operands.
 #include <omp.h>
 
 #include <cstring>
