@@ -81,11 +81,12 @@ class ProgramBuilder {
       const Node& node = graph.node(id);
       if (is_reduction(node.op)) {
         domain_ = shape_numel(graph.node(node.inputs[0]).shape);
-        if (int64_t columns = loop_reduction(graph, node).columns; columns > 0) {
-          if (results.contains(id)) emit_column_sum(node, id, columns);
+        LoopReduction reduction = loop_reduction(graph, node);
+        if (reduction.columns > 0) {
+          if (results.contains(id)) emit_column_sum(node, id, reduction.columns);
           continue;
         }
-        width_ = domain_ / std::max<int64_t>(1, shape_numel(node.shape));
+        width_ = reduction.width;
         if (results.contains(id)) {
           Instr reduce = instruction(reduce_instr(node));
           reduce.a = operand(node.inputs[0]);

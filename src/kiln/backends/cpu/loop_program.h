@@ -64,8 +64,8 @@ struct ThreadStates {
 
   int64_t* of(int t) const { return reinterpret_cast<int64_t*>(scratch + t * stride + offset); }
 };
-// Folds the partial results of a split row from the threads' states (those with kFoldedSlot
-// set), in thread order, and stores the row.
+// Folds the threads' partial results of a reduction (a split row's from the threads with
+// kFoldedSlot set, or every thread's column sums) in thread order, and stores them.
 using CombineFn = void (*)(const Instr& instr, const Buffers& buffers, const ThreadStates& states);
 
 struct Instr {
