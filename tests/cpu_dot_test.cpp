@@ -65,12 +65,20 @@ std::vector<Arrangement> arrangements() {
   return out;
 }
 
-void check_arrangement(const Arrangement& a, DType in, DType out) {
+// The operand and result dtypes that go to oneDNN.
+constexpr std::pair<DType, DType> kOneDnnDtypes[] = {
+    {DType::f32, DType::f32}, {DType::bf16, DType::f32}, {DType::bf16, DType::bf16}};
+
+// dot_general of random `in` operands shaped and arranged as `a`, with an `out` result.
+Value random_dot(Feeds& feeds, const Arrangement& a, DType in, DType out) {
+  Value lhs = feeds.any(in, a.lhs), rhs = feeds.any(in, a.rhs);  // in this order: same draws
+  return dot_general(lhs, rhs, a.attrs, out);
+}
+
+void check_arrangement(const Arrangement& a, DType in, DType out, uint64_t seed = 3) {
   Graph graph;
-  Feeds feeds(graph, 3);
-  Value lhs = feeds.any(in, a.lhs), rhs = feeds.any(in, a.rhs);
-  testing::expect_matches_reference(graph, {dot_general(lhs, rhs, a.attrs, out)},
-                                    feeds.arguments());
+  Feeds feeds(graph, seed);
+  testing::expect_matches_reference(graph, {random_dot(feeds, a, in, out)}, feeds.arguments());
 }
 
 TEST(CpuDot, EveryArrangementMatchesReference) {
@@ -91,11 +99,7 @@ TEST(CpuDot, EveryArrangementMatchesReference) {
 // Layouts of BERT's products at sizes where oneDNN's blocked kernels engage: x W, x W^T (the
 // backward's dX), X^T dY (dW), batched Q K^T and P V, and a batch dim that is not outermost.
 TEST(CpuDot, TransformerLayoutsMatchReference) {
-  struct Case {
-    Shape lhs, rhs;
-    DotAttrs attrs;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<Arrangement> cases = {
       {{96, 64}, {64, 80}, {{}, {}, {1}, {0}}},
       {{96, 64}, {80, 64}, {{}, {}, {1}, {1}}},
       {{64, 96}, {64, 80}, {{}, {}, {0}, {0}}},
@@ -105,16 +109,9 @@ TEST(CpuDot, TransformerLayoutsMatchReference) {
       {{2, 4, 32, 24}, {2, 4, 24, 16}, {{0, 1}, {0, 1}, {3}, {2}}},
       {{32, 3, 16}, {3, 16, 20}, {{1}, {0}, {2}, {1}}},
   };
-  for (const Case& c : cases) {
+  for (const Arrangement& c : cases) {
     SCOPED_TRACE("lhs " + shape_str(c.lhs) + " rhs " + shape_str(c.rhs));
-    for (auto [in, out] : {std::pair{DType::f32, DType::f32}, std::pair{DType::bf16, DType::f32},
-                           std::pair{DType::bf16, DType::bf16}}) {
-      Graph graph;
-      Feeds feeds(graph, 5);
-      Value lhs = feeds.any(in, c.lhs), rhs = feeds.any(in, c.rhs);
-      testing::expect_matches_reference(graph, {dot_general(lhs, rhs, c.attrs, out)},
-                                        feeds.arguments());
-    }
+    for (auto [in, out] : kOneDnnDtypes) check_arrangement(c, in, out, 5);
   }
 }
 
@@ -136,29 +133,22 @@ TEST(CpuDot, PackedWeightsMatchReference) {
 }
 
 // Attention's products on heads read in place from [batch, seq, heads, head_dim] (batch dims 0
-// and 2, which no single stride spans): Q K^T, P V, and the backward's P^T dC and dS K, in every
-// dtype pair oneDNN takes, with no copy of an operand (the arena, where copies would go, stays
-// empty).
+// and 2, which no single stride spans): Q K^T (as dC V^T), P V (as dS K) and P^T dC (as dS^T Q),
+// in every dtype pair oneDNN takes, with no copy of an operand (the arena, where copies would go,
+// stays empty).
 TEST(CpuDot, HeadsReadInPlaceFromTheHiddenLayout) {
   const Shape hidden = {2, 24, 3, 16}, probs = {2, 3, 24, 24};
-  struct Case {
-    Shape lhs, rhs;
-    DotAttrs attrs;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<Arrangement> cases = {
       {hidden, hidden, {{0, 2}, {0, 2}, {3}, {3}}},  // Q K^T
       {probs, hidden, {{0, 1}, {0, 2}, {3}, {1}}},   // P V
       {probs, hidden, {{0, 1}, {0, 2}, {2}, {1}}},   // P^T dC
-      {probs, hidden, {{0, 1}, {0, 2}, {3}, {1}}},   // dS K
   };
-  for (const Case& c : cases) {
+  for (const Arrangement& c : cases) {
     SCOPED_TRACE("lhs " + shape_str(c.lhs) + " rhs " + shape_str(c.rhs));
-    for (auto [in, out] : {std::pair{DType::f32, DType::f32}, std::pair{DType::bf16, DType::f32},
-                           std::pair{DType::bf16, DType::bf16}}) {
+    for (auto [in, out] : kOneDnnDtypes) {
       Graph graph;
       Feeds feeds(graph, 7);
-      Value lhs = feeds.any(in, c.lhs), rhs = feeds.any(in, c.rhs);
-      Value product = dot_general(lhs, rhs, c.attrs, out);
+      Value product = random_dot(feeds, c, in, out);
       EXPECT_EQ(make_cpu_backend()->compile(graph, {product})->stats().arena_bytes, 0);
       testing::expect_matches_reference(graph, {product}, feeds.arguments());
     }
