@@ -191,17 +191,17 @@ TEST(BertGraph, TrainStepLowersTheLoss) {
   Runtime runtime(*backend);
   TrainStep step(graph, model.loss, model.params.values(), model.params.decay_flags(),
                  TrainStepConfig{.adamw = {.weight_decay = 0.01}}, runtime);
-  TrainState state = TrainState::start(model.params.state_dict());
+  TrainState state(runtime, model.params.state_dict());
   std::vector<double> losses;
   for (int64_t i = 0; i < 12; ++i) {
     TensorMap feeds = fixture.feeds();
     feeds["dropout_seed"] = Tensor::scalar(DType::i64, 42);
     feeds["dropout_offset"] = Tensor::scalar(DType::i64, static_cast<double>(i));
-    losses.push_back(step.update(state, feeds, 5e-3).loss);
+    losses.push_back(step.update(state, {feeds}, 5e-3).result().loss);
   }
   EXPECT_NEAR(losses.front(), std::log(3.0), 0.1);  // near-uniform logits at HF's init
   EXPECT_LT(losses.back(), 0.5 * losses.front());
-  model.params.load(state.params, "trained");
+  model.params.load(state.params(), "trained");
   EXPECT_NE(model.params.get("classifier.bias").tensor.to_doubles(), std::vector<double>(3, 0.0));
 }
 

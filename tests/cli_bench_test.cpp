@@ -30,7 +30,8 @@ TEST(CliBench, TinyRunPrintsOneJsonLineWithEveryField) {
         "malloc", "optimizer", "tag", "framework", "device", "step_ms_median",
         "model_flops_per_s", "peak_gflops", "peak_kernel", "peak_fraction", "peak_fp32_gflops",
         "peak_bf16_gflops", "measured_clock_ghz", "cpu_model", "compile_ms", "compiles",
-        "cache_hits", "kernels", "arena_bytes", "bytes_moved_per_step", "compile_options"}) {
+        "cache_hits", "kernels", "arena_bytes", "host_to_device_bytes_per_step",
+        "device_to_host_bytes_per_step", "compile_options"}) {
     EXPECT_TRUE(line.contains(key)) << key;
   }
   EXPECT_EQ(line["kind"], "bert_train");

@@ -45,7 +45,7 @@ TEST(CliRuntime, EveryRunEndsWithTheRuntimeSummary) {
   size_t summary = run.output.find("\nruntime: compiles=");
   ASSERT_NE(summary, std::string::npos) << run.output;
   for (const char* counter : {"cache_hits=", "compile_ms=", "runs=", "execute_ms=",
-                              "bytes_moved=", "arena_bytes=", "kernels="}) {
+                              "host_to_device=", "device_to_host=", "arena_bytes=", "kernels="}) {
     EXPECT_NE(run.output.find(counter, summary), std::string::npos) << counter;
   }
 }

@@ -128,8 +128,8 @@ struct BertTinyUpdate {
         {"labels", random_integers(rng, DType::i64, {batch}, 0, config.num_labels())},
         {"dropout_seed", Tensor::scalar(DType::i64, 1234)},
         {"dropout_offset", Tensor::scalar(DType::i64, 9)}};
-    TrainState state = TrainState::start(model.params.state_dict());
-    step->update(state, feeds, 1e-3);
+    TrainState state(runtime, model.params.state_dict());
+    step->update(state, {feeds}, 1e-3).result();
   }
 
   const RecordedProgram& program() const { return backend.last(); }

@@ -257,29 +257,32 @@ TEST(CpuFusion, TrainStepUpdatesParametersInPlace) {
     Runtime runtime(backend);
     TrainStep step(graph, loss, {w, b}, {true, false}, config, runtime);
     std::mt19937_64 rng(9);
-    TrainState state = TrainState::start({{"w", testing::random_tensor(rng, DType::f32, {16, 4})},
-                                          {"b", testing::random_tensor(rng, DType::f32, {4})}});
+    TrainState state(runtime, {{"w", testing::random_tensor(rng, DType::f32, {16, 4})},
+                               {"b", testing::random_tensor(rng, DType::f32, {4})}});
     TensorMap feeds = {{"x", testing::random_tensor(rng, DType::f32, {8, 16})}};
     auto addresses = [&] {
+      auto data = [](const BufferMap& map, const char* name) {
+        return dynamic_cast<const HostBuffer&>(*map.at(name)[0]).tensor().data();
+      };
       return std::vector<const std::byte*>{
-          state.params["w"].data(), state.params["b"].data(), state.optimizer.exp_avg["w"].data(),
-          state.optimizer.exp_avg_sq["b"].data()};
+          data(state.param_buffers(), "w"), data(state.param_buffers(), "b"),
+          data(state.exp_avg_buffers(), "w"), data(state.exp_avg_sq_buffers(), "b")};
     };
     std::vector<const std::byte*> before = addresses();
-    for (int update = 0; update < 3; ++update) step.update(state, feeds, 1e-2);
+    for (int update = 0; update < 3; ++update) step.update(state, {feeds}, 1e-2);
     if (expect_in_place) {
       EXPECT_EQ(addresses(), before);
     }
-    return state;
+    return std::pair{state.params(), state.optimizer()};
   };
   auto cpu = make_cpu_backend();
   auto reference = make_reference_backend();
-  TrainState fast = run(*cpu, true);
-  TrainState oracle = run(*reference, false);
+  auto [fast_params, fast_optimizer] = run(*cpu, true);
+  auto [oracle_params, oracle_optimizer] = run(*reference, false);
   for (const char* name : {"w", "b"}) {
     SCOPED_TRACE(name);
-    EXPECT_ALLCLOSE(fast.params[name], oracle.params[name], 1e-5, 1e-6);
-    EXPECT_ALLCLOSE(fast.optimizer.exp_avg_sq[name], oracle.optimizer.exp_avg_sq[name], 1e-4,
+    EXPECT_ALLCLOSE(fast_params[name], oracle_params[name], 1e-5, 1e-6);
+    EXPECT_ALLCLOSE(fast_optimizer.exp_avg_sq[name], oracle_optimizer.exp_avg_sq[name], 1e-4,
                     1e-9);
   }
 }

@@ -33,7 +33,7 @@ Trajectory train_bert_tiny(Backend& backend, bool bf16 = false) {
   Runtime runtime(backend);
   TrainStep step(graph, model.loss, model.params.values(), model.params.decay_flags(), step_config,
                  runtime);
-  TrainState state = TrainState::start(model.params.state_dict());
+  TrainState state(runtime, model.params.state_dict());
   std::mt19937_64 rng(11);
   Trajectory trajectory;
   for (int64_t s = 0; s < 5; ++s) {
@@ -46,9 +46,9 @@ Trajectory train_bert_tiny(Backend& backend, bool bf16 = false) {
         {"labels", testing::random_integers(rng, DType::i64, {kBatch}, 0, config.num_labels())},
         {"dropout_seed", Tensor::scalar(DType::i64, 1234)},
         {"dropout_offset", Tensor::scalar(DType::i64, s * 1000)}};
-    trajectory.steps.push_back(step.update(state, feeds, 1e-3));
+    trajectory.steps.push_back(step.update(state, {feeds}, 1e-3).result());
   }
-  trajectory.params = state.params;
+  trajectory.params = state.params();
   return trajectory;
 }
 

@@ -195,7 +195,7 @@ TEST(PjrtLowering, ConstantsKeepTheirExactBytes) {
 
 TEST(PjrtLowering, CompileOptionsAreOneReplicaOnePartition) {
   // CompileOptionsProto{executable_build_options: {num_replicas: 1, num_partitions: 1}}.
-  EXPECT_EQ(pjrt::single_device_compile_options(), std::string("\x1a\x04\x20\x01\x28\x01", 6));
+  EXPECT_EQ(pjrt::compile_options(1), std::string("\x1a\x04\x20\x01\x28\x01", 6));
 }
 
 }  // namespace

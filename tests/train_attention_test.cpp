@@ -86,7 +86,7 @@ TEST(TrainAttention, LossFallsToKnownValue) {
   Runtime runtime(*backend);
   TrainStep step(graph, loss, params, decay, TrainStepConfig{.adamw = {.weight_decay = 0.01}},
                  runtime);
-  TrainState state = TrainState::start(initial);
+  TrainState state(runtime, initial);
   Batch batch = make_batch();
   std::vector<double> losses;
   for (int64_t i = 0; i < 120; ++i) {
@@ -95,7 +95,7 @@ TEST(TrainAttention, LossFallsToKnownValue) {
                        {"mask", batch.mask},
                        {"seed", Tensor::scalar(DType::i64, 1234)},
                        {"offset", Tensor::scalar(DType::i64, static_cast<double>(i))}};
-    losses.push_back(step.update(state, feeds, 0.01).loss);
+    losses.push_back(step.update(state, {feeds}, 0.01).result().loss);
   }
   std::cout.precision(12);
   for (size_t i = 0; i < losses.size(); i += 20) std::cout << "step " << i << " loss " << losses[i] << '\n';

@@ -38,9 +38,8 @@ struct LinearModel {
     TrainStepConfig config;
     config.max_grad_norm = max_grad_norm;
     TrainStep step(graph, loss, {w1, w2}, {true, true}, config, runtime);
-    TrainState state =
-        TrainState::start({{"w1", Tensor(DType::f32, {3})}, {"w2", Tensor(DType::f32, {2})}});
-    result = step.update(state, feeds, 0.1);
+    TrainState state(runtime, {{"w1", Tensor(DType::f32, {3})}, {"w2", Tensor(DType::f32, {2})}});
+    result = step.update(state, {feeds}, 0.1).result();
     return state;
   }
 };
@@ -57,16 +56,16 @@ TEST(TrainerStep, ClippingScalesGradientsToTheGlobalNorm) {
     double coef = max_norm > 0 ? std::min(max_norm / (13.0 + 1e-6), 1.0) : 1.0;
     // AdamW's first moment after one update is (1 - beta1) times the gradient it used.
     for (size_t i = 0; i < g1.size(); ++i) {
-      EXPECT_NEAR(state.optimizer.exp_avg.at("w1").get(static_cast<int64_t>(i)), 0.1 * g1[i] * coef,
+      EXPECT_NEAR(state.optimizer().exp_avg.at("w1").get(static_cast<int64_t>(i)), 0.1 * g1[i] * coef,
                   1e-6);
     }
     for (size_t i = 0; i < g2.size(); ++i) {
-      EXPECT_NEAR(state.optimizer.exp_avg.at("w2").get(static_cast<int64_t>(i)), 0.1 * g2[i] * coef,
+      EXPECT_NEAR(state.optimizer().exp_avg.at("w2").get(static_cast<int64_t>(i)), 0.1 * g2[i] * coef,
                   1e-6);
-      EXPECT_NEAR(state.optimizer.exp_avg_sq.at("w2").get(static_cast<int64_t>(i)),
+      EXPECT_NEAR(state.optimizer().exp_avg_sq.at("w2").get(static_cast<int64_t>(i)),
                   0.001 * std::pow(g2[i] * coef, 2), 1e-6);
     }
-    EXPECT_EQ(state.optimizer.step, 1);
+    EXPECT_EQ(state.optimizer().step, 1);
   }
 }
 
@@ -110,9 +109,9 @@ void expect_padding_changes_nothing(const fs::path& tsv, const BertConfig& confi
   ClassificationDataset data = testing::load_sentiment(tsv);
   Tokenizer tokenizer = tokenizer_load_vocab((tsv.parent_path() / "vocab.txt").string());
   std::vector<Encoding> encodings = encode_dataset(tokenizer, data, 16);
-  TensorMap weights = testing::initial_weights(config, 11);
   auto backend = make_reference_backend();
   Runtime runtime(*backend);
+  TrainState weights(runtime, testing::initial_weights(config, 11));
   ModelPrograms programs(TaskKind::classification, config, TrainStepConfig{}, runtime,
                          TrainingArguments{}.mlm_probability);  // unused by classification
   const bool integer_labels = data.label_kind == LabelKind::classes;

@@ -47,13 +47,14 @@ void run_demo(const DemoOptions& options) {
   Value loss = cross_entropy(logits, y);
 
   double bound1 = 1.0 / std::sqrt(2.0), bound2 = 1.0 / std::sqrt(double(options.hidden));
-  TrainState state = TrainState::start(
+  auto backend = make_reference_backend();
+  Runtime runtime(*backend);
+  TrainState state(
+      runtime,
       {{"fc1.weight", init_uniform(DType::f32, {2, options.hidden}, bound1, options.seed, 1)},
        {"fc1.bias", init_uniform(DType::f32, {options.hidden}, bound1, options.seed, 2)},
        {"fc2.weight", init_uniform(DType::f32, {options.hidden, 2}, bound2, options.seed, 3)},
        {"fc2.bias", init_uniform(DType::f32, {2}, bound2, options.seed, 4)}});
-  auto backend = make_reference_backend();
-  Runtime runtime(*backend);
   TrainStep step(graph, loss, {w1, b1, w2, b2}, {true, false, true, false},
                  TrainStepConfig{.adamw = {.weight_decay = 0.01}}, runtime);
 
@@ -67,7 +68,7 @@ void run_demo(const DemoOptions& options) {
             << backend->name() << " backend\n";
   double first_loss = 0.0, loss_value = 0.0;
   for (int64_t i = 0; i < options.steps; ++i) {
-    loss_value = step.update(state, feeds, options.learning_rate).loss;
+    loss_value = step.update(state, {feeds}, options.learning_rate).result().loss;
     if (i == 0) first_loss = loss_value;
     if (i % 20 == 0 || i == options.steps - 1) {
       int bar = static_cast<int>(std::lround(50.0 * loss_value / first_loss));

@@ -44,7 +44,7 @@ std::unique_ptr<Backend> make_backend(const TrainingArguments& args) {
   if (args.device == "pjrt:cuda") return make_pjrt_backend_for(pjrt::PluginKind::cuda, sources);
   check(args.device == "pjrt:cpu", "--device", "unknown device '", args.device,
         "'; the devices are: auto, cpu, reference, pjrt:cpu, pjrt:cuda, pjrt:tpu, tpu");
-  return make_pjrt_backend_for(pjrt::PluginKind::cpu, sources);
+  return make_pjrt_backend_for(pjrt::PluginKind::cpu, sources, args.num_devices);
 }
 
 }  // namespace kiln::cli

@@ -1,4 +1,4 @@
-// Argument checks shared by every backend.
+// Argument checks shared by every backend, and the host backends' buffers.
 #include "kiln/backends/backend.h"
 
 #include "kiln/ir/error.h"
@@ -17,6 +17,25 @@ void check_arguments(const Graph& graph, const std::vector<Tensor>& arguments) {
           shape_str(node.shape), ", got ", dtype_name(argument.dtype()),
           shape_str(argument.shape()));
   }
+}
+
+BufferLists Executable::run(const BufferLists& arguments) {
+  check(arguments.size() == 1, "run", "this backend runs one replica, not ", arguments.size());
+  std::vector<Tensor> tensors;
+  tensors.reserve(arguments[0].size());
+  for (const BufferPtr& argument : arguments[0]) {
+    const auto* host = dynamic_cast<const HostBuffer*>(argument.get());
+    check(host != nullptr, "run", "an argument is a buffer of another backend");
+    tensors.push_back(host->tensor());
+  }
+  std::vector<BufferPtr> results;
+  for (Tensor& result : run(tensors)) results.push_back(std::make_shared<HostBuffer>(std::move(result)));
+  return {std::move(results)};
+}
+
+BufferPtr Backend::upload(const Tensor& tensor, int device) {
+  check(device == 0, "upload", "the ", name(), " backend has one device, not ", device + 1);
+  return std::make_shared<HostBuffer>(tensor.clone());
 }
 
 }  // namespace kiln

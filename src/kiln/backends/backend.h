@@ -1,12 +1,15 @@
 // The backend contract: what every executor of graphs (reference, CPU, CUDA, PJRT) provides.
 //
 // A backend compiles the part of a graph that the outputs depend on into an Executable, which
-// then only runs. Arguments are host tensors in the graph's input order (Graph::inputs());
-// results come back in output order. Backends that optimise run the compiler pipeline
+// then only runs. Arguments come in the graph's input order (Graph::inputs()), results in output
+// order, either as host tensors or as Buffers: values the backend holds (device memory on an XLA
+// device), so that state stays on the device from one run to the next and only what the caller
+// asks for is copied to the host. Backends that optimise run the compiler pipeline
 // (kiln/compiler/pipeline.h) with the options of the CompileSpec; the reference backend runs the
 // graph as built, applying only what changes results (CompileOptions::semantics_only()).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -24,6 +27,38 @@ namespace kiln {
 struct CompileSpec {
   CompileOptions options{};
   std::vector<Donation> donations{};
+  // Data parallel: one copy of the program per device, each with its own arguments; all_reduce
+  // ops sum over them. At most Backend::devices().
+  int replicas = 1;
+};
+
+// A value held by a backend for one device. A buffer is written once, by upload() or by the run
+// that returns it (which may still be in flight: the device queues runs, the host goes on).
+class Buffer {
+ public:
+  virtual ~Buffer() = default;
+  virtual DType dtype() const = 0;
+  virtual const Shape& shape() const = 0;
+  // A host copy of the value; waits for the run that produces it and throws its error.
+  virtual Tensor to_host() const = 0;
+  int64_t nbytes() const { return shape_numel(shape()) * static_cast<int64_t>(dtype_size(dtype())); }
+};
+using BufferPtr = std::shared_ptr<Buffer>;
+// One argument or result list per replica.
+using BufferLists = std::vector<std::vector<BufferPtr>>;
+
+// The buffer of the backends that compute in host memory (reference, CPU): the tensor itself.
+class HostBuffer final : public Buffer {
+ public:
+  explicit HostBuffer(Tensor tensor) : tensor_(std::move(tensor)) {}
+  DType dtype() const override { return tensor_.dtype(); }
+  const Shape& shape() const override { return tensor_.shape(); }
+  // A copy: the buffer's bytes may be donated to a later run and overwritten.
+  Tensor to_host() const override { return tensor_.clone(); }
+  const Tensor& tensor() const { return tensor_; }
+
+ private:
+  Tensor tensor_;
 };
 
 // What a compiled executable is made of, for counters and structural tests.
@@ -39,6 +74,9 @@ class Executable {
   virtual ~Executable() = default;
   // Throws Error naming the input when an argument's dtype or shape differs from the graph's.
   virtual std::vector<Tensor> run(const std::vector<Tensor>& arguments) = 0;
+  // One argument list per replica (all on this backend); the results per replica, possibly
+  // still being computed. Host backends (one replica) run the tensors of their HostBuffers.
+  virtual BufferLists run(const BufferLists& arguments);
   virtual ExecutableStats stats() const = 0;
 };
 
@@ -55,6 +93,14 @@ class Backend {
   std::unique_ptr<Executable> compile(const Graph& graph, const std::vector<Value>& outputs) {
     return compile(graph, outputs, CompileSpec{});
   }
+
+  // Where buffers live: host memory (the reference and CPU backends) or a device's.
+  virtual bool host_memory() const { return true; }
+  // The devices a replicated program can run on.
+  virtual int devices() const { return 1; }
+  // `tensor` copied to device `device` (< devices()): a copy on host backends too, since runs
+  // update donated buffers in place and the caller may keep its tensor.
+  virtual BufferPtr upload(const Tensor& tensor, int device);
 };
 
 // Checks the arguments against the graph's inputs (count, dtype, shape), naming the input.

@@ -28,7 +28,8 @@ std::string format_counters(const RuntimeCounters& counters) {
   return "compiles=" + std::to_string(counters.compiles) +
          " cache_hits=" + std::to_string(counters.cache_hits) + " " + times +
          " runs=" + std::to_string(counters.runs) + " " + execute +
-         " bytes_moved=" + format_bytes(counters.bytes_moved) +
+         " host_to_device=" + format_bytes(counters.host_to_device_bytes) +
+         " device_to_host=" + format_bytes(counters.device_to_host_bytes) +
          " arena_bytes=" + format_bytes(counters.arena_bytes) +
          " kernels=" + std::to_string(counters.kernels);
 }

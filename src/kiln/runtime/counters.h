@@ -12,15 +12,19 @@ struct RuntimeCounters {
   int64_t cache_hits = 0;  // compile requests answered by an already compiled program
   double compile_ms = 0.0;
   int64_t runs = 0;  // run() calls
+  // Time spent in run() calls: on a device that queues runs, the time to queue them.
   double execute_ms = 0.0;
-  int64_t bytes_moved = 0;  // argument bytes plus result bytes, over every run()
+  // Copies between host memory and a device's (none on host backends): uploads, host copies of
+  // buffers, and the arguments and results of runs on host tensors.
+  int64_t host_to_device_bytes = 0;
+  int64_t device_to_host_bytes = 0;
   // Over the live (cached) executables, from Executable::stats().
   int64_t arena_bytes = 0;
   int64_t kernels = 0;  // kernels one run of each executable launches, summed
 };
 
-// "compiles=2 cache_hits=38 compile_ms=812.4 runs=40 execute_ms=2301.7 bytes_moved=1.21GiB
-// arena_bytes=12.00MiB kernels=1234": one line, every counter under its name.
+// "compiles=2 cache_hits=38 compile_ms=812.4 runs=40 execute_ms=2301.7 host_to_device=1.21GiB
+// device_to_host=8.00KiB arena_bytes=12.00MiB kernels=1234": one line, every counter named.
 std::string format_counters(const RuntimeCounters& counters);
 
 // 1536 -> "1.50KiB"; below 1 KiB in bytes ("512B").

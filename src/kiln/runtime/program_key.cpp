@@ -75,7 +75,8 @@ std::string InputSignature::text() const {
 
 bool ProgramKey::operator==(const ProgramKey& other) const {
   if (fingerprint != other.fingerprint || backend != other.backend || options != other.options ||
-      inputs.size() != other.inputs.size() || !same_donations(donations, other.donations)) {
+      inputs.size() != other.inputs.size() || !same_donations(donations, other.donations) ||
+      replicas != other.replicas) {
     return false;
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -96,13 +97,15 @@ ProgramKey program_key(const Graph& graph, const std::vector<Value>& outputs,
   key.backend = backend;
   key.options = spec.options.key();
   key.donations = spec.donations;
+  key.replicas = spec.replicas;
   return key;
 }
 
 int64_t key_distance(const ProgramKey& earlier, const ProgramKey& next) {
   int64_t distance = input_changes(earlier, next).count() + (earlier.backend != next.backend) +
                      (earlier.options != next.options) +
-                     !same_donations(earlier.donations, next.donations);
+                     !same_donations(earlier.donations, next.donations) +
+                     (earlier.replicas != next.replicas);
   if (distance == 0 && !(earlier == next)) distance = 1;  // the computation itself changed
   return distance;
 }
@@ -128,6 +131,10 @@ std::string key_difference(const ProgramKey& earlier, const ProgramKey& next) {
     parts.push_back("compile options changed from " + earlier.options + " to " + next.options);
   }
   if (!same_donations(earlier.donations, next.donations)) parts.push_back("donations changed");
+  if (earlier.replicas != next.replicas) {
+    parts.push_back("replicas changed from " + std::to_string(earlier.replicas) + " to " +
+                    std::to_string(next.replicas));
+  }
   if (parts.empty() && earlier.fingerprint != next.fingerprint) {
     parts.push_back("the graph changed (same inputs, a different computation)");
   }

@@ -22,13 +22,14 @@ struct InputSignature {
 
 // Two programs with equal keys are interchangeable: the same computation (graph fingerprint),
 // the same arguments (dtype and shape of every input, in order), the same backend, compiler
-// switches and donations.
+// switches, donations and number of replicas.
 struct ProgramKey {
   uint64_t fingerprint = 0;
   std::vector<InputSignature> inputs;
   std::string backend;
   std::string options;  // CompileOptions::key()
   std::vector<Donation> donations;
+  int replicas = 1;
 
   bool operator==(const ProgramKey& other) const;
 };
@@ -37,7 +38,7 @@ ProgramKey program_key(const Graph& graph, const std::vector<Value>& outputs,
                        const CompileSpec& spec, std::string_view backend);
 
 // How many things set `next` apart from `earlier` (inputs changed, added or removed, the backend,
-// the options, the donations, and a changed computation when nothing else explains it): 0 only for
+// the options, the donations, the replicas, and a changed computation when nothing else explains it): 0 only for
 // equal keys.
 int64_t key_distance(const ProgramKey& earlier, const ProgramKey& next);
 

@@ -21,12 +21,13 @@ int64_t total_bytes(const std::vector<Tensor>& tensors) {
 
 }  // namespace
 
-// Runs the backend's executable, adding its time and the bytes it took and returned to the
-// runtime's counters.
+// Runs the backend's executable, adding its time, and on a device the bytes of host tensors it
+// took and returned, to the runtime's counters.
 class Runtime::CountedExecutable final : public Executable {
  public:
-  CountedExecutable(std::unique_ptr<Executable> inner, RuntimeCounters& counters)
-      : inner_(std::move(inner)), counters_(counters) {}
+  CountedExecutable(std::unique_ptr<Executable> inner, RuntimeCounters& counters,
+                    bool host_memory)
+      : inner_(std::move(inner)), counters_(counters), host_memory_(host_memory) {}
 
   std::vector<Tensor> run(const std::vector<Tensor>& arguments) override {
     // Counted before the run: donated arguments may be taken over by it.
@@ -34,7 +35,17 @@ class Runtime::CountedExecutable final : public Executable {
     Clock::time_point start = Clock::now();
     std::vector<Tensor> results = inner_->run(arguments);
     counters_.execute_ms += ms_since(start);
-    counters_.bytes_moved += bytes + total_bytes(results);
+    if (!host_memory_) {
+      counters_.host_to_device_bytes += bytes;
+      counters_.device_to_host_bytes += total_bytes(results);
+    }
+    ++counters_.runs;
+    return results;
+  }
+  BufferLists run(const BufferLists& arguments) override {
+    Clock::time_point start = Clock::now();
+    BufferLists results = inner_->run(arguments);
+    counters_.execute_ms += ms_since(start);
     ++counters_.runs;
     return results;
   }
@@ -43,6 +54,7 @@ class Runtime::CountedExecutable final : public Executable {
  private:
   std::unique_ptr<Executable> inner_;
   RuntimeCounters& counters_;
+  bool host_memory_;
 };
 
 struct Runtime::Entry {
@@ -71,7 +83,7 @@ Executable& Runtime::compile(const Graph& graph, const std::vector<Value>& outpu
   ++counters_.compiles;
   auto entry = std::make_unique<Entry>(Entry{
       std::move(key), std::string(family),
-      std::make_unique<CountedExecutable>(std::move(compiled), counters_)});
+      std::make_unique<CountedExecutable>(std::move(compiled), counters_, backend_.host_memory())});
   return *entries_.emplace_back(std::move(entry))->executable;
 }
 
@@ -94,6 +106,16 @@ std::string Runtime::compile_line(const ProgramKey& key, std::string_view family
     inputs += (inputs.empty() ? " for " : ", ") + input.name + " " + input.text();
   }
   return line + inputs;
+}
+
+BufferPtr Runtime::upload(const Tensor& tensor, int device) {
+  if (!backend_.host_memory()) counters_.host_to_device_bytes += static_cast<int64_t>(tensor.nbytes());
+  return backend_.upload(tensor, device);
+}
+
+Tensor Runtime::to_host(const Buffer& buffer) {
+  if (!backend_.host_memory()) counters_.device_to_host_bytes += buffer.nbytes();
+  return buffer.to_host();
 }
 
 RuntimeCounters Runtime::counters() const {

@@ -35,6 +35,11 @@ class Runtime {
   Executable& compile(const Graph& graph, const std::vector<Value>& outputs,
                       const CompileSpec& spec, std::string_view family);
 
+  // `tensor` on device `device` of the backend, counted as a host-to-device copy.
+  BufferPtr upload(const Tensor& tensor, int device = 0);
+  // A host copy of `buffer`, counted as a device-to-host copy.
+  Tensor to_host(const Buffer& buffer);
+
   RuntimeCounters counters() const;
   // For one-off programs that should neither be cached nor counted (diagnostics).
   Backend& backend() const { return backend_; }

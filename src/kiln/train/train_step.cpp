@@ -1,4 +1,5 @@
-// Compiled update and accumulation programs over one graph, reading and writing a TrainState.
+// Compiled update and accumulation programs over one graph, reading and writing a TrainState
+// that stays on the devices.
 #include "kiln/train/train_step.h"
 
 #include <cmath>
@@ -13,33 +14,90 @@ namespace {
 // Graph-input names of the optimizer's scalars and per-parameter state.
 constexpr const char* kLearningRate = "optimizer.learning_rate";
 constexpr const char* kStep = "optimizer.step";
+constexpr const char* kHealthy = "optimizer.healthy";
 constexpr const char* kLossScale = "optimizer.loss_scale";
 const std::string kExpAvg = ".exp_avg", kExpAvgSq = ".exp_avg_sq", kGradSum = ".grad_sum";
 
-const Tensor& state_tensor(const TensorMap& map, const std::string& name, const char* what) {
+const Replicated& state_buffers(const BufferMap& map, const std::string& name, const char* what) {
   auto found = map.find(name);
   check(found != map.end(), "train_step", "the training state has no ", what, " for '", name, "'");
   return found->second;
 }
 
-// Donated tensors are overwritten in place, so a state tensor that shares its bytes with another
-// (a caller's copy of the initial weights, say) is copied first: nobody else sees the update.
-void own_bytes(TensorMap& map) {
-  for (auto& [name, value] : map) {
-    if (!value.owns_bytes_alone()) value = value.clone();
+void check_same_names(const TensorMap& loaded, const BufferMap& state, const char* what) {
+  check(loaded.size() == state.size(), "train_step", "loading ", loaded.size(), " ", what,
+        " into a state of ", state.size());
+  for (const auto& [name, buffers] : state) {
+    auto found = loaded.find(name);
+    check(found != loaded.end(), "train_step", "no ", what, " for '", name, "' to load");
+    check(found->second.shape() == buffers[0]->shape(), "train_step", what, " '", name,
+          "' has shape ", shape_str(found->second.shape()), ", the state ",
+          shape_str(buffers[0]->shape()));
   }
 }
 
 }  // namespace
 
-TrainState TrainState::start(TensorMap params) {
-  TrainState state;
+TrainState::TrainState(Runtime& runtime, const TensorMap& params, int replicas)
+    : runtime_(runtime), replicas_(replicas) {
+  check(replicas >= 1 && replicas <= runtime.backend().devices(), "train_step", replicas,
+        " replicas, but the ", runtime.backend().name(), " backend has ",
+        runtime.backend().devices(), " devices");
   for (const auto& [name, value] : params) {
-    state.optimizer.exp_avg.emplace(name, Tensor(value.dtype(), value.shape()));
-    state.optimizer.exp_avg_sq.emplace(name, Tensor(value.dtype(), value.shape()));
+    params_.emplace(name, upload(value));
+    exp_avg_.emplace(name, upload(Tensor(value.dtype(), value.shape())));
+    exp_avg_sq_.emplace(name, upload(Tensor(value.dtype(), value.shape())));
   }
-  state.params = std::move(params);
-  return state;
+  DType dtype = params.empty() ? DType::f32 : params.begin()->second.dtype();
+  step_ = upload(Tensor::scalar(dtype, 0.0));
+  healthy_ = upload(Tensor::scalar(DType::boolean, 1.0));
+}
+
+Replicated TrainState::upload(const Tensor& tensor) const {
+  Replicated out;
+  for (int r = 0; r < replicas_; ++r) out.push_back(runtime_.upload(tensor, r));
+  return out;
+}
+
+TensorMap TrainState::to_host(const BufferMap& buffers) const {
+  TensorMap out;
+  for (const auto& [name, replicas] : buffers) out.emplace(name, runtime_.to_host(*replicas[0]));
+  return out;
+}
+
+TensorMap TrainState::params() const { return to_host(params_); }
+
+AdamWState TrainState::optimizer() const {
+  return {static_cast<int64_t>(runtime_.to_host(*step_[0]).get(0)), to_host(exp_avg_),
+          to_host(exp_avg_sq_)};
+}
+
+void TrainState::load_params(const TensorMap& params) {
+  check_same_names(params, params_, "parameter");
+  for (auto& [name, buffers] : params_) {
+    const Tensor& value = params.at(name);
+    buffers = upload(value.dtype() == buffers[0]->dtype() ? value : value.cast(buffers[0]->dtype()));
+  }
+  gradient_sums_.clear();
+}
+
+void TrainState::load_optimizer(const AdamWState& optimizer) {
+  check_same_names(optimizer.exp_avg, exp_avg_, "exp_avg");
+  check_same_names(optimizer.exp_avg_sq, exp_avg_sq_, "exp_avg_sq");
+  for (auto* part : {&exp_avg_, &exp_avg_sq_}) {
+    const TensorMap& loaded = part == &exp_avg_ ? optimizer.exp_avg : optimizer.exp_avg_sq;
+    for (auto& [name, buffers] : *part) buffers = upload(loaded.at(name).cast(buffers[0]->dtype()));
+  }
+  step_ = upload(Tensor::scalar(step_[0]->dtype(), static_cast<double>(optimizer.step)));
+  healthy_ = upload(Tensor::scalar(DType::boolean, 1.0));
+  gradient_sums_.clear();
+}
+
+StepResult PendingStep::result() const {
+  check(runtime_ != nullptr, "train_step", "no update to read back");
+  StepResult result{runtime_->to_host(*loss_).get(0), runtime_->to_host(*grad_norm_).get(0), ""};
+  if (runtime_->to_host(*finite_).get(0) == 0.0) result.nonfinite = "not diagnosed";
+  return result;
 }
 
 std::vector<Tensor> arguments_by_name(const Graph& graph,
@@ -82,7 +140,9 @@ TrainStep::TrainStep(Graph& graph, Value loss, const std::vector<Value>& params,
   std::vector<Value> grads = grad(scaled, params);
   if (config.accumulate) {
     for (size_t i = 0; i < params.size(); ++i) {
-      grads[i] = graph.input(names_[i] + kGradSum, dtype_, shapes_[i], InputRole::state) + grads[i];
+      Value sum = graph.input(names_[i] + kGradSum, dtype_, shapes_[i], InputRole::state);
+      zero_sums_.push_back(zeros_like(sum));
+      grads[i] = sum + grads[i];
       new_sums_.push_back(grads[i]);
     }
   }
@@ -96,36 +156,95 @@ TrainStep::TrainStep(Graph& graph, Value loss, const std::vector<Value>& params,
   // A non-finite update is not applied: the outputs select the old state (see update()).
   auto is_finite = [](Value x) { return lt(abs(x), scalar_like(x, HUGE_VAL)); };
   finite_ = logical_and(is_finite(loss), is_finite(grad_norm_));
+  if (config.stop_on_nonfinite) {
+    finite_ = logical_and(finite_, graph.input(kHealthy, DType::boolean, {}, InputRole::state));
+    new_healthy_ = finite_;
+  }
   if (config.max_grad_norm > 0) {
     Value coef = min(config.max_grad_norm / (grad_norm_ + 1e-6), scalar_like(grad_norm_, 1.0));
     for (Value& g : grads) g = g * coef;
   }
 
+  Value next_step = step + 1.0;  // AdamW's bias correction counts from 1
+  new_step_ = select(finite_, next_step, step);
   for (size_t i = 0; i < params.size(); ++i) {
     Value m = graph.input(names_[i] + kExpAvg, dtype_, shapes_[i], InputRole::state);
     Value v = graph.input(names_[i] + kExpAvgSq, dtype_, shapes_[i], InputRole::state);
-    AdamWSlot updated = adamw_update({params[i], m, v}, grads[i], lr, step, config.adamw, decay[i]);
+    AdamWSlot updated =
+        adamw_update({params[i], m, v}, grads[i], lr, next_step, config.adamw, decay[i]);
     new_params_.push_back(select(finite_, updated.param, params[i]));
     new_m_.push_back(select(finite_, updated.m, m));
     new_v_.push_back(select(finite_, updated.v, v));
   }
 }
 
-std::vector<Tensor> TrainStep::arguments(const TrainState& state, const TensorMap& feeds,
-                                         double learning_rate, double loss_scale) const {
-  TensorMap named = {{kLearningRate, Tensor::scalar(dtype_, learning_rate)},
-                     {kStep, Tensor::scalar(dtype_, static_cast<double>(state.optimizer.step + 1))},
-                     {kLossScale, Tensor::scalar(loss_.dtype(), loss_scale)}};
+std::vector<BufferPtr> TrainStep::arguments(TrainState& state, size_t replica,
+                                            const TensorMap& feeds, double learning_rate,
+                                            double loss_scale) {
+  auto r = static_cast<int>(replica);
+  std::map<std::string, BufferPtr> named;
   for (size_t i = 0; i < names_.size(); ++i) {
     const std::string& name = names_[i];
-    named.emplace(name, state_tensor(state.params, name, "parameter"));
-    named.emplace(name + kExpAvg, state_tensor(state.optimizer.exp_avg, name, "exp_avg"));
-    named.emplace(name + kExpAvgSq, state_tensor(state.optimizer.exp_avg_sq, name, "exp_avg_sq"));
+    named.emplace(name, state_buffers(state.params_, name, "parameter")[replica]);
+    named.emplace(name + kExpAvg, state_buffers(state.exp_avg_, name, "exp_avg")[replica]);
+    named.emplace(name + kExpAvgSq, state_buffers(state.exp_avg_sq_, name, "exp_avg_sq")[replica]);
     if (config_.accumulate) {
-      auto sum = state.gradient_sums.find(name);
-      named.emplace(name + kGradSum,
-                    sum != state.gradient_sums.end() ? sum->second : Tensor(dtype_, shapes_[i]));
+      auto sum = state.gradient_sums_.find(name);
+      if (sum == state.gradient_sums_.end()) {
+        sum = state.gradient_sums_.emplace(name, state.upload(Tensor(dtype_, shapes_[i]))).first;
+      }
+      named.emplace(name + kGradSum, sum->second[replica]);
     }
+  }
+  named.emplace(kStep, state.step_[replica]);
+  named.emplace(kHealthy, state.healthy_[replica]);
+  std::vector<BufferPtr> out;
+  out.reserve(graph_.inputs().size());
+  for (int32_t id : graph_.inputs()) {
+    const std::string& name = graph_.input_name(id);
+    if (auto found = named.find(name); found != named.end()) {
+      out.push_back(found->second);
+    } else if (name == kLearningRate) {
+      out.push_back(runtime_.upload(Tensor::scalar(dtype_, learning_rate), r));
+    } else if (name == kLossScale) {
+      out.push_back(runtime_.upload(Tensor::scalar(loss_.dtype(), loss_scale), r));
+    } else {
+      auto feed = feeds.find(name);
+      check(feed != feeds.end(), "train_step", "no value for graph input '", name, "'");
+      out.push_back(runtime_.upload(feed->second, r));
+    }
+  }
+  return out;
+}
+
+BufferLists TrainStep::replica_arguments(TrainState& state, const ReplicaFeeds& feeds,
+                                         double learning_rate, double loss_scale) {
+  check(static_cast<int>(feeds.size()) == state.replicas() && state.replicas() == config_.replicas,
+        "train_step", "a step of ", config_.replicas, " replicas on a state of ",
+        state.replicas(), " with feeds for ", feeds.size());
+  BufferLists lists;
+  for (size_t r = 0; r < feeds.size(); ++r) {
+    lists.push_back(arguments(state, r, feeds[r], learning_rate, loss_scale));
+  }
+  return lists;
+}
+
+std::vector<Tensor> TrainStep::host_arguments(const TrainState& state, const TensorMap& feeds,
+                                              double learning_rate, double loss_scale) const {
+  TensorMap named = {{kLearningRate, Tensor::scalar(dtype_, learning_rate)},
+                     {kLossScale, Tensor::scalar(loss_.dtype(), loss_scale)},
+                     {kStep, runtime_.to_host(*state.step_[0])},
+                     {kHealthy, runtime_.to_host(*state.healthy_[0])}};
+  for (const auto* part : {&state.params_, &state.exp_avg_, &state.exp_avg_sq_}) {
+    const std::string suffix =
+        part == &state.params_ ? "" : (part == &state.exp_avg_ ? kExpAvg : kExpAvgSq);
+    for (const auto& [name, buffers] : *part) named.emplace(name + suffix, runtime_.to_host(*buffers[0]));
+  }
+  for (size_t i = 0; i < names_.size() && config_.accumulate; ++i) {
+    auto sum = state.gradient_sums_.find(names_[i]);
+    named.emplace(names_[i] + kGradSum, sum != state.gradient_sums_.end()
+                                            ? runtime_.to_host(*sum->second[0])
+                                            : Tensor(dtype_, shapes_[i]));
   }
   return arguments_by_name(graph_, {&named, &feeds});
 }
@@ -138,7 +257,7 @@ int32_t TrainStep::input_index(const std::string& name) const {
   fail("train_step", "the step graph has no input '", name, "'");
 }
 
-double TrainStep::accumulate(TrainState& state, const TensorMap& feeds, double loss_scale) {
+BufferPtr TrainStep::accumulate(TrainState& state, const ReplicaFeeds& feeds, double loss_scale) {
   check(config_.accumulate, "train_step", "accumulate() needs a step built with accumulate");
   std::vector<Value> outputs = {loss_};
   outputs.insert(outputs.end(), new_sums_.begin(), new_sums_.end());
@@ -146,55 +265,71 @@ double TrainStep::accumulate(TrainState& state, const TensorMap& feeds, double l
   for (size_t i = 0; i < names_.size(); ++i) {
     donations.push_back({input_index(names_[i] + kGradSum), static_cast<int32_t>(1 + i)});
   }
-  own_bytes(state.gradient_sums);
-  std::vector<Tensor> results =
-      runtime_.compile(graph_, outputs, {config_.compile, donations}, "accumulation step")
-          .run(arguments(state, feeds, 0.0, loss_scale));
-  for (size_t i = 0; i < names_.size(); ++i) state.gradient_sums[names_[i]] = results[1 + i];
-  return results[0].get(0);
+  BufferLists arguments = replica_arguments(state, feeds, 0.0, loss_scale);
+  BufferLists results =
+      runtime_
+          .compile(graph_, outputs, {config_.compile, donations, config_.replicas},
+                   "accumulation step")
+          .run(arguments);
+  for (size_t i = 0; i < names_.size(); ++i) {
+    Replicated& sums = state.gradient_sums_[names_[i]];
+    sums.resize(results.size());
+    for (size_t r = 0; r < results.size(); ++r) sums[r] = results[r][1 + i];
+  }
+  return results[0][0];
 }
 
-StepResult TrainStep::update(TrainState& state, const TensorMap& feeds, double learning_rate,
-                             double loss_scale) {
+PendingStep TrainStep::update(TrainState& state, const ReplicaFeeds& feeds, double learning_rate,
+                              double loss_scale) {
   check(config_.accumulate || loss_scale == 1.0, "train_step",
         "a loss scale needs a step built with accumulate");
-  std::vector<Value> outputs = {loss_, grad_norm_, finite_};
-  for (const auto* part : {&new_params_, &new_m_, &new_v_}) {
+  std::vector<Value> outputs = {loss_, grad_norm_, finite_, new_step_};
+  std::vector<Donation> donations = {{input_index(kStep), 3}};
+  if (config_.stop_on_nonfinite) {
+    outputs.push_back(new_healthy_);
+    donations.push_back({input_index(kHealthy), 4});
+  }
+  const size_t first = outputs.size();
+  for (const auto* part : {&new_params_, &new_m_, &new_v_, &zero_sums_}) {
     outputs.insert(outputs.end(), part->begin(), part->end());
   }
   size_t count = names_.size();
-  std::vector<Donation> donations;
   for (size_t i = 0; i < count; ++i) {
-    auto output = static_cast<int32_t>(3 + i);
+    auto output = static_cast<int32_t>(first + i);
     auto n = static_cast<int32_t>(count);
     donations.push_back({input_index(names_[i]), output});
     donations.push_back({input_index(names_[i] + kExpAvg), output + n});
     donations.push_back({input_index(names_[i] + kExpAvgSq), output + 2 * n});
   }
-  own_bytes(state.params);
-  own_bytes(state.optimizer.exp_avg);
-  own_bytes(state.optimizer.exp_avg_sq);
-  // The guard in the graph writes the old values back when a value is not finite, so the donated
-  // arguments still hold the state before the update when first_nonfinite() reads them.
-  std::vector<Tensor> args = arguments(state, feeds, learning_rate, loss_scale);
-  std::vector<Tensor> results =
-      runtime_.compile(graph_, outputs, {config_.compile, donations}, "training step").run(args);
-  StepResult result{results[0].get(0), results[1].get(0), ""};
-  if (results[2].get(0) == 0.0) result.nonfinite = first_nonfinite(args);
-  for (size_t i = 0; i < count; ++i) {
-    state.params[names_[i]] = results[3 + i];
-    state.optimizer.exp_avg[names_[i]] = results[3 + count + i];
-    state.optimizer.exp_avg_sq[names_[i]] = results[3 + 2 * count + i];
+  BufferLists arguments = replica_arguments(state, feeds, learning_rate, loss_scale);
+  BufferLists results =
+      runtime_
+          .compile(graph_, outputs, {config_.compile, donations, config_.replicas},
+                   "training step")
+          .run(arguments);
+  arguments.clear();  // the donated buffers are the results' now
+  for (size_t r = 0; r < results.size(); ++r) {
+    const std::vector<BufferPtr>& out = results[r];
+    state.step_[r] = out[3];
+    if (config_.stop_on_nonfinite) state.healthy_[r] = out[4];
+    for (size_t i = 0; i < count; ++i) {
+      state.params_[names_[i]][r] = out[first + i];
+      state.exp_avg_[names_[i]][r] = out[first + count + i];
+      state.exp_avg_sq_[names_[i]][r] = out[first + 2 * count + i];
+      if (config_.accumulate) {
+        Replicated& sums = state.gradient_sums_[names_[i]];
+        sums.resize(results.size());
+        sums[r] = out[first + 3 * count + i];
+      }
+    }
   }
-  if (result.nonfinite.empty()) ++state.optimizer.step;
-  state.gradient_sums.clear();
-  return result;
+  return PendingStep(runtime_, results[0][0], results[0][1], results[0][2]);
 }
 
 std::vector<Tensor> TrainStep::evaluate(const TrainState& state, const std::vector<Value>& outputs,
                                         const TensorMap& feeds) {
   return runtime_.compile(graph_, outputs, {config_.compile, {}}, "evaluation")
-      .run(arguments(state, feeds, 0.0, 1.0));
+      .run(host_arguments(state, feeds, 0.0, 1.0));
 }
 
 }  // namespace kiln

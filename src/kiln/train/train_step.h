@@ -1,6 +1,7 @@
 // Compiled training steps: forward, backward, global-norm gradient clipping and AdamW in one
-// program, with gradient accumulation over micro-batches. Parameters and AdamW moments live in
-// one TrainState keyed by parameter name, shared by the programs of every batch shape.
+// program, with gradient accumulation over micro-batches and data parallel replicas. Parameters
+// and AdamW moments live in one TrainState on the devices, keyed by parameter name, shared by
+// the programs of every batch shape. Steps are queued: their scalars are read back on request.
 #pragma once
 
 #include <cstdint>
@@ -17,17 +18,46 @@
 namespace kiln {
 
 using TensorMap = std::map<std::string, Tensor>;
+// One buffer per replica of a value that every replica holds (weights, optimizer state).
+using Replicated = std::vector<BufferPtr>;
+using BufferMap = std::map<std::string, Replicated>;
+// The feeds of one micro-batch: one map per replica, each that replica's slice of the batch.
+using ReplicaFeeds = std::vector<TensorMap>;
 
-// What every step program of a run reads and writes, by Hugging Face parameter name.
-struct TrainState {
-  TensorMap params;
-  AdamWState optimizer;  // moments and the number of updates done
+// What every step program of a run reads and writes, by Hugging Face parameter name: uploaded
+// to each replica's device once, then donated to each update and replaced by its results, so it
+// stays on the devices for the whole run. Host copies only when asked (checkpoints, export).
+class TrainState {
+ public:
+  // `params` on `replicas` devices of the runtime's backend, zero moments, no update done.
+  TrainState(Runtime& runtime, const TensorMap& params, int replicas = 1);
+
+  int replicas() const { return replicas_; }
+  // Host copies (of the first replica; every replica holds the same values).
+  TensorMap params() const;
+  AdamWState optimizer() const;
+  // Replace the state from host tensors (a checkpoint, the best model); the gradient sums are
+  // cleared. Names and shapes must be those of the state.
+  void load_params(const TensorMap& params);
+  void load_optimizer(const AdamWState& optimizer);
+  // The state on the devices, one buffer per replica.
+  const BufferMap& param_buffers() const { return params_; }
+  const BufferMap& exp_avg_buffers() const { return exp_avg_; }
+  const BufferMap& exp_avg_sq_buffers() const { return exp_avg_sq_; }
+
+ private:
+  friend class TrainStep;
+  Replicated upload(const Tensor& tensor) const;
+  TensorMap to_host(const BufferMap& buffers) const;
+
+  Runtime& runtime_;
+  int replicas_;
+  BufferMap params_, exp_avg_, exp_avg_sq_;
   // The scaled gradients summed over the micro-batches of the update in progress; empty
   // between updates (then read as zeros).
-  TensorMap gradient_sums;
-
-  // The given parameters with zero moments and no update done.
-  static TrainState start(TensorMap params);
+  BufferMap gradient_sums_;
+  Replicated step_;     // updates done, counted on the device (a skipped update does not count)
+  Replicated healthy_;  // with TrainStepConfig::stop_on_nonfinite: no update was non-finite
 };
 
 struct TrainStepConfig {
@@ -40,9 +70,15 @@ struct TrainStepConfig {
   bool accumulate = false;
   // The compiler's switches (bf16 mixed precision, passes turned off for debugging).
   CompileOptions compile{};
+  // --nan_inf_strategy stop: after a non-finite update no later update applies either (a flag
+  // kept on the device), so that steps queued before the host reads the flag change nothing.
+  bool stop_on_nonfinite = false;
+  // Data parallel: the step runs on this many devices, each on its slice of the batch; the
+  // gradients, the loss and the counts that normalise it are summed with all_reduce.
+  int replicas = 1;
 };
 
-// What an update reports.
+// What an update reports, once read back.
 struct StepResult {
   double loss = 0.0;       // the micro-batch's loss, before scaling
   double grad_norm = 0.0;  // the global gradient norm before clipping (what HF logs)
@@ -50,6 +86,21 @@ struct StepResult {
   // (parameters and optimizer state are as before) and this describes the first tensor, in
   // graph order, that holds a NaN or an infinity.
   std::string nonfinite;
+};
+
+// An update in flight: its scalars stay on the device until result() reads them.
+class PendingStep {
+ public:
+  PendingStep() = default;
+  PendingStep(Runtime& runtime, BufferPtr loss, BufferPtr grad_norm, BufferPtr finite)
+      : runtime_(&runtime), loss_(std::move(loss)), grad_norm_(std::move(grad_norm)),
+        finite_(std::move(finite)) {}
+  // Waits for the update; nonfinite holds a placeholder until TrainStep::diagnose() fills it.
+  StepResult result() const;
+
+ private:
+  Runtime* runtime_ = nullptr;
+  BufferPtr loss_, grad_norm_, finite_;
 };
 
 // Arguments in `graph`'s input order, each input looked up by name in `maps` in turn; an input
@@ -67,30 +118,43 @@ class TrainStep {
             const std::vector<bool>& decay, const TrainStepConfig& config, Runtime& runtime);
 
   // A micro-batch that is not the last of its update: adds the gradients of loss * loss_scale
-  // to state.gradient_sums. Needs config.accumulate. Returns the (unscaled) loss.
-  double accumulate(TrainState& state, const TensorMap& feeds, double loss_scale);
+  // to the state's gradient sums. Needs config.accumulate. Returns the (unscaled) loss, still
+  // on the device.
+  BufferPtr accumulate(TrainState& state, const ReplicaFeeds& feeds, double loss_scale);
 
-  // The last (or only) micro-batch of an update: the gradients of loss * loss_scale plus
-  // state.gradient_sums are clipped and applied by AdamW at `learning_rate`; the sums are
-  // cleared and state.optimizer.step advances. Without config.accumulate, loss_scale must be 1.
-  // When the loss or the gradient norm is not finite, the program keeps the old parameters and
-  // moments (a select inside the graph), the step count stays, and a diagnostic run of the
-  // graph finds the first non-finite tensor for StepResult::nonfinite.
-  StepResult update(TrainState& state, const TensorMap& feeds, double learning_rate,
-                    double loss_scale = 1.0);
+  // The last (or only) micro-batch of an update: the gradients of loss * loss_scale plus the
+  // gradient sums are clipped and applied by AdamW at `learning_rate`; the sums are cleared and
+  // the state's update count advances. Without config.accumulate, loss_scale must be 1. When
+  // the loss or the gradient norm is not finite, the program keeps the old parameters and
+  // moments and the count (a select inside the graph).
+  PendingStep update(TrainState& state, const ReplicaFeeds& feeds, double learning_rate,
+                     double loss_scale = 1.0);
 
-  // Other outputs of the graph (metrics, predictions) at the state's parameters.
+  // The first tensor, in graph order, of the update on `feeds` at the state's current weights
+  // that holds a NaN or an infinity, described for a person (see StepResult::nonfinite).
+  // Compiles diagnostic programs; meant for after a non-finite update.
+  std::string diagnose(const TrainState& state, const ReplicaFeeds& feeds, double learning_rate,
+                       double loss_scale = 1.0);
+
+  // Other outputs of the graph (metrics, predictions) at the state's parameters, on the first
+  // replica.
   std::vector<Tensor> evaluate(const TrainState& state, const std::vector<Value>& outputs,
                                const TensorMap& feeds);
 
  private:
-  // Every argument: state by name, the optimizer scalars, then `feeds`.
-  std::vector<Tensor> arguments(const TrainState& state, const TensorMap& feeds,
-                                double learning_rate, double loss_scale) const;
+  // Every argument of replica `replica`: state by name, the optimizer scalars, then `feeds`.
+  std::vector<BufferPtr> arguments(TrainState& state, size_t replica, const TensorMap& feeds,
+                                   double learning_rate, double loss_scale);
+  // The same as host tensors, for diagnostic programs.
+  std::vector<Tensor> host_arguments(const TrainState& state, const TensorMap& feeds,
+                                     double learning_rate, double loss_scale) const;
+  BufferLists replica_arguments(TrainState& state, const ReplicaFeeds& feeds,
+                                double learning_rate, double loss_scale);
   // The index in graph_.inputs() of the input named `name`.
   int32_t input_index(const std::string& name) const;
   // train_step_nonfinite.cpp: the first input or computed tensor of the update (in graph
-  // order) holding a NaN or an infinity, described for a person; compiles a program each call.
+  // order) holding a NaN or an infinity, described for a person, or empty when there is none;
+  // compiles a program each call.
   std::string first_nonfinite(const std::vector<Tensor>& arguments);
 
   Graph& graph_;
@@ -100,8 +164,10 @@ class TrainStep {
   std::vector<std::string> names_;
   std::vector<Shape> shapes_;
   Value loss_, grad_norm_;
-  Value finite_;  // bool scalar: the loss and the gradient norm are finite
+  Value finite_;  // bool scalar: the update applies (finite, and healthy before when stopping)
+  Value new_step_, new_healthy_;
   std::vector<Value> new_params_, new_m_, new_v_, new_sums_;
+  std::vector<Value> zero_sums_;  // the next update's gradient sums, made on the device
 };
 
 }  // namespace kiln

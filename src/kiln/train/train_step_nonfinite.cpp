@@ -86,7 +86,19 @@ std::string TrainStep::first_nonfinite(const std::vector<Tensor>& arguments) {
       return "tensor " + describe_node(graph_, id) + " (" + pass + "): " + summary;
     }
   }
-  // The diagnostic run computed everything finite: the backend's fused step program differs.
+  return "";
+}
+
+std::string TrainStep::diagnose(const TrainState& state, const ReplicaFeeds& feeds,
+                                double learning_rate, double loss_scale) {
+  for (size_t r = 0; r < feeds.size(); ++r) {
+    std::string found =
+        first_nonfinite(host_arguments(state, feeds[r], learning_rate, loss_scale));
+    if (!found.empty()) {
+      return feeds.size() > 1 ? found + " (replica " + std::to_string(r) + ")" : found;
+    }
+  }
+  // The diagnostic runs computed everything finite: the backend's fused step program differs.
   return "no tensor of a diagnostic run of the step is non-finite (the loss or the gradient "
          "norm overflowed in the compiled step)";
 }

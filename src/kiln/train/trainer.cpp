@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <future>
 #include <cstring>
 #include <iostream>
 #include <numeric>
@@ -29,8 +30,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-TrainStepConfig step_config(const TrainingArguments& args) {
+// --num_devices, or every device of the backend.
+int replica_count(const TrainingArguments& args, const Backend& backend) {
+  check(args.num_devices <= backend.devices(), "--num_devices", args.num_devices,
+        " devices asked for; the ", backend.name(), " backend has ", backend.devices());
+  return args.num_devices > 0 ? static_cast<int>(args.num_devices) : backend.devices();
+}
+
+TrainStepConfig step_config(const TrainingArguments& args, int replicas) {
   TrainStepConfig config;
+  config.replicas = replicas;
+  config.stop_on_nonfinite = args.nan_inf_strategy == "stop";
   config.adamw = {args.adam_beta1, args.adam_beta2, args.adam_epsilon, args.weight_decay};
   config.max_grad_norm = args.max_grad_norm;
   config.accumulate = args.gradient_accumulation_steps > 1;
@@ -58,15 +68,17 @@ Trainer::Trainer(TrainingArguments args, BertConfig config, TensorMap weights, T
       config_(std::move(config)),
       tokenizer_(std::move(tokenizer)),
       log_(log),
-      train_state_(TrainState::start(std::move(weights))),
       runtime_(backend, [this](const std::string& line) { note(line); }),
-      programs_(task_, config_, step_config(args_), runtime_, args_.mlm_probability) {
+      train_state_(runtime_, weights, replica_count(args_, backend)),
+      programs_(task_, config_, step_config(args_, train_state_.replicas()), runtime_,
+                args_.mlm_probability) {
   check(args_.max_seq_length <= config_.max_position_embeddings, "--max_seq_length",
         args_.max_seq_length, " is longer than the model's max_position_embeddings ",
         config_.max_position_embeddings);
   config_.architectures = {task_architecture(task_)};
   // HF's floating_point_ops counts the parameters outside the embeddings.
-  for (const auto& [name, value] : train_state_.params) {
+  for (const auto& [name, value] : weights) {
+    parameters_ += value.numel();
     if (name.find("embeddings.") == std::string::npos) non_embedding_params_ += value.numel();
   }
   if (args_.early_stopping_patience) {
@@ -113,7 +125,8 @@ TrainingPlan Trainer::start_run(const TaskData& train_data, const TaskData* eval
   if (task_ == TaskKind::classification && !config_.problem_type) {
     config_.problem_type = bert_problem_type(config_, integer_labels_);
   }
-  const int64_t batch_size = args_.per_device_train_batch_size;
+  // The global batch of one micro-step: a slice of per_device_train_batch_size rows per device.
+  const int64_t batch_size = args_.per_device_train_batch_size * replicas();
   const auto examples = static_cast<int64_t>(train_data.size());
   batches_per_epoch_ =
       examples / batch_size + (!args_.dataloader_drop_last && examples % batch_size != 0);
@@ -146,14 +159,16 @@ TrainingPlan Trainer::start_run(const TaskData& train_data, const TaskData* eval
     jsonl_ = std::make_unique<JsonlLogWriter>(
         (fs::path(args_.output_dir) / "trainer_log.jsonl").string(), resume.has_value());
   }
-  int64_t parameters = 0;
-  for (const auto& [name, value] : train_state_.params) parameters += value.numel();
   note("***** Running training *****");
   note("  Num examples = " + std::to_string(examples) + ", num epochs = " +
-       std::to_string(plan.num_train_epochs) + ", batch size = " + std::to_string(batch_size) +
+       std::to_string(plan.num_train_epochs) + ", instantaneous batch size per device = " +
+       std::to_string(args_.per_device_train_batch_size) + ", devices = " +
+       std::to_string(replicas()));
+  note("  Total train batch size (w. parallel, distributed & accumulation) = " +
+       std::to_string(batch_size * args_.gradient_accumulation_steps) +
        ", gradient accumulation steps = " + std::to_string(args_.gradient_accumulation_steps));
   note("  Total optimization steps = " + std::to_string(plan.max_steps) +
-       ", number of trainable parameters = " + std::to_string(parameters));
+       ", number of trainable parameters = " + std::to_string(parameters_));
   if (!args_.disable_tqdm) {
     progress_ =
         std::make_unique<ProgressBar>(plan.max_steps, state_.global_step, plan.logging_steps, log_,
@@ -204,7 +219,7 @@ nlohmann::json Trainer::train(const TaskData& train_data, const TaskData* eval_d
   const int64_t steps_run = state_.global_step - first_step;
   const auto examples = static_cast<double>(train_data.size());
   const auto samples = static_cast<int64_t>(
-      args_.max_steps > 0 ? static_cast<double>(plan.max_steps * args_.per_device_train_batch_size *
+      args_.max_steps > 0 ? static_cast<double>(plan.max_steps * state_.train_batch_size.value_or(0) *
                                                 args_.gradient_accumulation_steps)
                           : examples * args_.num_train_epochs);
   nlohmann::json metrics = speed_metrics("train", seconds_since(start), samples, state_.max_steps);
@@ -224,9 +239,49 @@ nlohmann::json Trainer::train(const TaskData& train_data, const TaskData* eval_d
   return metrics;
 }
 
+// An update queued on the device, read back by read_back_updates().
+struct Trainer::QueuedUpdate {
+  int64_t step = 0;                        // the global step it makes
+  std::vector<BufferPtr> micro_losses;     // the accumulation micro-batches' losses
+  PendingStep last;                        // the last micro-batch: loss, norm, finite flag
+  TrainStep* program = nullptr;            // for the diagnosis of a non-finite update
+  ReplicaFeeds feeds;                      // the last micro-batch's, kept for the diagnosis
+  double learning_rate = 0.0;
+  double loss_scale = 1.0;
+};
+
+ReplicaFeeds Trainer::replica_feeds(const TaskData& data, const std::vector<size_t>& rows,
+                                    const CollateOptions& collate, int64_t epoch,
+                                    int64_t micro_step, int64_t seed) const {
+  const Tensor dropout_seed = Tensor::scalar(DType::i64, static_cast<double>(seed));
+  // The global micro-step: a resumed run redraws the same masks.
+  const Tensor dropout_offset = Tensor::scalar(DType::i64, static_cast<double>(micro_step));
+  const auto replicas = static_cast<size_t>(train_state_.replicas());
+  ReplicaFeeds feeds;
+  if (replicas == 1) {
+    feeds.push_back(data.collate(rows, collate, true, epoch));
+  } else {
+    // Every replica pads to the global batch's bucket, so that all run one program.
+    CollateOptions slice = collate;
+    slice.batch_size = collate.batch_size / replicas;
+    slice.min_bucket = static_cast<size_t>(
+        data.collate(rows, collate, true, epoch).at("input_ids").shape()[1]);
+    for (size_t r = 0; r < replicas; ++r) {
+      std::vector<size_t> mine;
+      for (size_t i = r; i < rows.size(); i += replicas) mine.push_back(rows[i]);
+      feeds.push_back(data.collate(mine, slice, true, epoch));
+    }
+  }
+  for (TensorMap& replica : feeds) {
+    replica["dropout_seed"] = dropout_seed;
+    replica["dropout_offset"] = dropout_offset;
+  }
+  return feeds;
+}
+
 void Trainer::run_epoch(const TaskData& data, int64_t epoch) {
-  const auto batch_size = static_cast<size_t>(args_.per_device_train_batch_size);
-  const CollateOptions collate = collate_options(args_.per_device_train_batch_size);
+  const auto batch_size = static_cast<size_t>(*state_.train_batch_size);
+  const CollateOptions collate = collate_options(*state_.train_batch_size);
   std::vector<size_t> order = sampler_order(data.size(), position_.data_seed, epoch);
   if (args_.train_sampling_strategy == "sequential") std::iota(order.begin(), order.end(), 0);
   std::vector<std::vector<size_t>> batches =
@@ -239,38 +294,47 @@ void Trainer::run_epoch(const TaskData& data, int64_t epoch) {
     step_in_epoch = position_.step_in_epoch;
   }
   const auto accumulation = static_cast<size_t>(args_.gradient_accumulation_steps);
-  const Tensor dropout_seed = Tensor::scalar(DType::i64, static_cast<double>(position_.seed));
+  // The next micro-batch's feeds are made on another thread while the device computes.
+  auto prepare = [&](size_t index) {
+    return std::async(std::launch::async, [this, &data, &batches, &collate, epoch, index,
+                                           seed = position_.seed] {
+      return replica_feeds(data, batches[index], collate, epoch,
+                           epoch * batches_per_epoch_ + static_cast<int64_t>(index), seed);
+    });
+  };
+  std::future<ReplicaFeeds> prepared;
+  if (next < batches.size()) prepared = prepare(next);
   while (next < batches.size()) {
     // One optimizer update over up to `accumulation` micro-batches (the last window of an
     // epoch may be shorter; HF then divides by its real length).
     const size_t window = std::min(accumulation, batches.size() - next);
     const double scale = accumulation > 1 ? 1.0 / static_cast<double>(window) : 1.0;
     const double learning_rate = schedule_->lr(state_.global_step);
-    double loss_sum = 0.0;
     int64_t tokens = 0;
-    StepResult result;
+    QueuedUpdate update;
+    update.step = state_.global_step + 1;
+    update.learning_rate = learning_rate;
+    update.loss_scale = scale;
     for (size_t micro = 0; micro < window; ++micro, ++next) {
-      TensorMap feeds = data.collate(batches[next], collate, true, epoch);
-      const Tensor& input_ids = feeds.at("input_ids");
-      feeds["dropout_seed"] = dropout_seed;
-      // The global micro-step: a resumed run redraws the same masks.
-      feeds["dropout_offset"] = Tensor::scalar(
-          DType::i64, static_cast<double>(epoch * batches_per_epoch_ + static_cast<int64_t>(next)));
+      ReplicaFeeds feeds = prepared.get();
+      if (next + 1 < batches.size()) prepared = prepare(next + 1);
+      const Tensor& input_ids = feeds[0].at("input_ids");
       TrainStep& step =
           programs_.train_step(input_ids.shape(), collate.index_dtype, integer_labels_);
       if (micro + 1 < window) {
-        loss_sum += step.accumulate(train_state_, feeds, scale);
+        update.micro_losses.push_back(step.accumulate(train_state_, feeds, scale));
       } else {
-        result = step.update(train_state_, feeds, learning_rate, scale);
-        loss_sum += result.loss;
+        update.last = step.update(train_state_, feeds, learning_rate, scale);
+        update.program = &step;
       }
-      tokens += real_tokens(feeds.at("attention_mask"));
-      state_.total_flos += 6.0 * static_cast<double>(input_ids.numel() * non_embedding_params_);
+      for (const TensorMap& replica : feeds) {
+        tokens += real_tokens(replica.at("attention_mask"));
+        state_.total_flos +=
+            6.0 * static_cast<double>(replica.at("input_ids").numel() * non_embedding_params_);
+      }
+      if (micro + 1 == window) update.feeds = std::move(feeds);
     }
-    double step_loss = loss_sum / static_cast<double>(window);
-    if (!result.nonfinite.empty() || !std::isfinite(step_loss)) {
-      step_loss = handle_nonfinite(step_loss, result);
-    }
+    queued_.push_back(std::move(update));
     ++state_.global_step;
     ++step_in_epoch;
     state_.epoch = static_cast<double>(epoch) +
@@ -279,11 +343,7 @@ void Trainer::run_epoch(const TaskData& data, int64_t epoch) {
     position_.step_in_epoch = step_in_epoch;
     position_.sampler_position = static_cast<int64_t>(std::min(next * batch_size, data.size()));
     if (next == batches.size()) position_ = {position_.seed, position_.data_seed, epoch + 1, 0, 0};
-    loss_since_log_ += step_loss;
-    last_grad_norm_ = result.grad_norm;
 
-    StepInfo info{step_loss, result.grad_norm, learning_rate};
-    for (const auto& callback : callbacks_) callback->on_step_end(args_, state_, control_, info);
     flow_on_step_end(args_, state_, control_);
     if (int signal_number = stop_signal()) {
       // SIGINT or SIGTERM: this step is done; save it (after any evaluation due now) and stop.
@@ -291,18 +351,51 @@ void Trainer::run_epoch(const TaskData& data, int64_t epoch) {
       control_.should_save = true;
       control_.should_training_stop = true;
     }
+    // A device runs ahead of the host until the run needs the updates' numbers; host backends
+    // computed them already.
+    constexpr size_t kMaxQueued = 64;  // bounds how late a non-finite update is reported
+    if (runtime_.backend().host_memory() || control_.should_log || control_.should_evaluate ||
+        control_.should_save || control_.should_training_stop || next == batches.size() ||
+        queued_.size() >= kMaxQueued) {
+      read_back_updates();
+    }
     if (progress_) {
       const auto since_log = static_cast<double>(state_.global_step - last_logged_step_);
-      progress_->update(state_.global_step, tokens, loss_since_log_ / since_log, learning_rate);
+      std::optional<double> loss;
+      if (queued_.empty()) loss = loss_since_log_ / since_log;
+      progress_->update(state_.global_step, tokens, loss, learning_rate);
     }
     maybe_log_save_evaluate();
     if (control_.should_training_stop || control_.should_epoch_stop) break;
   }
+  read_back_updates();
   control_.should_epoch_stop = false;
 }
 
-double Trainer::handle_nonfinite(double step_loss, const StepResult& result) {
-  const int64_t step = state_.global_step + 1;
+void Trainer::read_back_updates() {
+  for (QueuedUpdate& update : queued_) {
+    double loss_sum = 0.0;
+    for (const BufferPtr& loss : update.micro_losses) loss_sum += runtime_.to_host(*loss).get(0);
+    StepResult result = update.last.result();
+    loss_sum += result.loss;
+    const size_t window = update.micro_losses.size() + 1;
+    double step_loss = loss_sum / static_cast<double>(window);
+    if (!result.nonfinite.empty()) {
+      result.nonfinite = update.program->diagnose(train_state_, update.feeds,
+                                                  update.learning_rate, update.loss_scale);
+    }
+    if (!result.nonfinite.empty() || !std::isfinite(step_loss)) {
+      step_loss = handle_nonfinite(step_loss, result, update.step);
+    }
+    loss_since_log_ += step_loss;
+    last_grad_norm_ = result.grad_norm;
+    StepInfo info{step_loss, result.grad_norm, update.learning_rate};
+    for (const auto& callback : callbacks_) callback->on_step_end(args_, state_, control_, info);
+  }
+  queued_.clear();
+}
+
+double Trainer::handle_nonfinite(double step_loss, const StepResult& result, int64_t step) {
   std::ostringstream what;
   what << "the loss is " << step_loss << " and the gradient norm " << result.grad_norm << "; ";
   if (result.nonfinite.empty()) {
@@ -316,13 +409,16 @@ double Trainer::handle_nonfinite(double step_loss, const StepResult& result) {
   const char* weights = result.nonfinite.empty()
                             ? ". "
                             : ". The weights and optimizer state are those before this step. ";
+  // Stopping: the run ends after the last good update (the ones queued after this one applied
+  // nothing, see TrainStepConfig::stop_on_nonfinite).
+  if (args_.nan_inf_strategy != "skip") state_.global_step = step - 1;
   check(args_.nan_inf_strategy == "skip", "step " + std::to_string(step), what.str(), weights,
         "Lower --learning_rate, check the data, or pass --nan_inf_strategy skip to skip such "
         "updates.");
   note("warning: [step " + std::to_string(step) + "] " + what.str() +
        (result.nonfinite.empty() ? "" : "; update skipped (--nan_inf_strategy skip)"));
   // As HF's logging_nan_inf_filter: the step counts with the mean loss since the last log.
-  const auto since_log = static_cast<double>(state_.global_step - last_logged_step_);
+  const auto since_log = static_cast<double>(step - 1 - last_logged_step_);
   return since_log > 0 ? loss_since_log_ / since_log : 0.0;
 }
 

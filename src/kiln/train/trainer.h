@@ -89,7 +89,10 @@ class Trainer {
   // The signal (SIGINT, SIGTERM) that ended the last train() early after saving a checkpoint of
   // its last step (see stop_signal.h), or 0 when training ran to its end.
   int stopped_by_signal() const { return stopped_by_signal_; }
-  const TensorMap& weights() const { return train_state_.params; }
+  // Host copies of the weights (they live on the devices while training).
+  TensorMap weights() const { return train_state_.params(); }
+  // The devices (replicas) the training steps run on.
+  int replicas() const { return train_state_.replicas(); }
   const BertConfig& config() const { return config_; }
   int64_t compiles() const { return runtime_.counters().compiles; }
   RuntimeCounters runtime_counters() const { return runtime_.counters(); }
@@ -100,9 +103,19 @@ class Trainer {
   TrainingPlan start_run(const TaskData& train_data, const TaskData* eval_data,
                          const std::optional<std::filesystem::path>& resume);
   void run_epoch(const TaskData& data, int64_t epoch);
-  // A step whose loss or gradient norm is not finite: an Error (--nan_inf_strategy stop) or a
-  // warning (skip); returns the loss to count in the logged average.
-  double handle_nonfinite(double step_loss, const StepResult& result);
+  // The feeds of micro-step `micro_step`, the global batch `rows`: one slice per replica, rows
+  // dealt out in turn (as DistributedSampler deals an epoch's order), all padded alike, with
+  // dropout keyed by `seed`. Runs on the batch-preparing thread: reads no changing member.
+  ReplicaFeeds replica_feeds(const TaskData& data, const std::vector<size_t>& rows,
+                             const CollateOptions& collate, int64_t epoch, int64_t micro_step,
+                             int64_t seed) const;
+  // Reads back the updates queued since the last call, in order: their losses, gradient norms
+  // and finite flags, then the callbacks' on_step_end. On host backends every update is read
+  // at once; on a device only at logging, evaluation, save and stop points.
+  void read_back_updates();
+  // An update whose loss or gradient norm is not finite: an Error (--nan_inf_strategy stop) or
+  // a warning (skip); returns the loss to count in the logged average.
+  double handle_nonfinite(double step_loss, const StepResult& result, int64_t step);
   CollateOptions collate_options(int64_t batch_size) const;
   // The data has as many labels as the model; errors name `where`.
   void check_labels(const ClassificationDataset& data, const std::string& where) const;
@@ -122,8 +135,8 @@ class Trainer {
   BertConfig config_;
   Tokenizer tokenizer_;
   std::ostream& log_;
-  TrainState train_state_;
   Runtime runtime_;
+  TrainState train_state_;
   ModelPrograms programs_;
   TrainerState state_;
   TrainerControl control_;
@@ -138,9 +151,12 @@ class Trainer {
   double loss_since_log_ = 0.0;    // HF's tr_loss: the step losses since the last log
   double total_loss_ = 0.0;
   double last_grad_norm_ = 0.0;
+  struct QueuedUpdate;
+  std::vector<QueuedUpdate> queued_;  // updates not read back yet, in order
   int64_t last_logged_step_ = 0;
   int64_t last_saved_step_ = -1;
   int stopped_by_signal_ = 0;
+  int64_t parameters_ = 0;
   int64_t non_embedding_params_ = 0;
   std::unique_ptr<JsonlLogWriter> jsonl_;
   std::unique_ptr<TensorBoardWriter> tensorboard_;

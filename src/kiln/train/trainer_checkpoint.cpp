@@ -17,7 +17,7 @@ void Trainer::save_model(const std::string& folder) const {
   // A shape-independent ParameterSet holding the current weights, for save_pretrained.
   Graph graph;
   ParameterSet params = task_parameters(task_, graph, config_);
-  params.load(train_state_.params, "trainer");
+  params.load(train_state_.params(), "trainer");
   bert_save_pretrained(folder, config_, params);
   tokenizer_save(tokenizer_, folder);
   training_arguments_write_json((fs::path(folder) / kTrainingArgsName).string(), args_);
@@ -54,7 +54,7 @@ void Trainer::save_checkpoint() {
       output_dir, step,
       [&](const fs::path& tmp) {
         save_model(tmp.string());
-        optimizer_state_write((tmp / kOptimizerName).string(), train_state_.optimizer);
+        optimizer_state_write((tmp / kOptimizerName).string(), train_state_.optimizer());
         lr_schedule_write_state((tmp / kSchedulerName).string(), {*schedule_, step});
         rng_state_write((tmp / kRngStateName).string(), position_);
       },
@@ -70,14 +70,13 @@ void Trainer::save_checkpoint() {
 void Trainer::load_weights(const std::string& file) {
   SafetensorsFile weights(file);
   TensorMap loaded;
-  for (const auto& [name, current] : train_state_.params) {
+  for (const auto& [name, current] : train_state_.param_buffers()) {
     check(weights.contains(name), file, "no tensor '", name, "' for the model");
-    Tensor tensor = weights.to_tensor(name, current.shape());
-    loaded.emplace(name, tensor.dtype() == current.dtype() ? tensor : tensor.cast(current.dtype()));
+    loaded.emplace(name, weights.to_tensor(name, current[0]->shape()));
   }
   check(weights.names().size() == loaded.size(), file, "holds ", weights.names().size(),
         " tensors, the model has ", loaded.size(), " parameters");
-  train_state_.params = std::move(loaded);
+  train_state_.load_params(loaded);
 }
 
 RngState Trainer::resume_from(const fs::path& folder) {
@@ -90,12 +89,11 @@ RngState Trainer::resume_from(const fs::path& folder) {
   }
   load_weights((folder / "model.safetensors").string());
   AdamWState optimizer = optimizer_state_read((folder / kOptimizerName).string());
-  optimizer_state_check(optimizer, train_state_.params, where);
+  optimizer_state_check(optimizer, train_state_.params(), where);
   // Fewer updates than steps when --nan_inf_strategy skip left some out; never more.
   check(optimizer.step <= saved.global_step, where, "the optimizer has done ", optimizer.step,
         " updates but trainer_state.json says global_step ", saved.global_step);
-  train_state_.optimizer = std::move(optimizer);
-  train_state_.gradient_sums.clear();
+  train_state_.load_optimizer(optimizer);
   LrScheduleState scheduler = lr_schedule_read_state((folder / kSchedulerName).string());
   check(scheduler.last_epoch == saved.global_step, where, "scheduler.json is at step ",
         scheduler.last_epoch, ", trainer_state.json at ", saved.global_step);

@@ -21,7 +21,7 @@ ForwardOutputs Trainer::forward(const TaskData& data, bool with_labels) {
   for (const std::vector<size_t>& rows : epoch_batches(order, collate.batch_size, false)) {
     TensorMap feeds = data.collate(rows, collate, with_labels, /*epoch=*/-1);
     std::vector<Tensor> outputs =
-        programs_.forward(train_state_.params, feeds, with_labels, data.integer_labels());
+        programs_.forward(train_state_, feeds, with_labels, data.integer_labels());
     const size_t count = outputs.size() - (with_labels ? 1 : 0);
     result.rows.resize(count);
     for (size_t k = 0; k < count; ++k) {

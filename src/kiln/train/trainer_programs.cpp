@@ -51,17 +51,31 @@ TrainStep& ModelPrograms::train_step(const Shape& batch_shape, DType index_dtype
   return *entry({true, batch_shape[0], batch_shape[1], true}, index_dtype, integer_labels).step;
 }
 
-std::vector<Tensor> ModelPrograms::forward(const TensorMap& params, const TensorMap& feeds,
+std::vector<Tensor> ModelPrograms::forward(const TrainState& state, const TensorMap& feeds,
                                            bool with_labels, bool integer_labels) {
   const Tensor& ids = feeds.at("input_ids");
   Entry& found =
       entry({false, ids.shape()[0], ids.shape()[1], with_labels}, ids.dtype(), integer_labels);
   std::vector<Value> outputs = found.model.outputs;
   if (with_labels) outputs.push_back(found.model.loss);
+  std::vector<BufferPtr> arguments;
+  for (int32_t id : found.graph.inputs()) {
+    const std::string& name = found.graph.input_name(id);
+    if (auto param = state.param_buffers().find(name); param != state.param_buffers().end()) {
+      arguments.push_back(param->second[0]);
+    } else {
+      auto feed = feeds.find(name);
+      check(feed != feeds.end(), "trainer", "no value for graph input '", name, "'");
+      arguments.push_back(runtime_.upload(feed->second));
+    }
+  }
   // Evaluation runs with the training step's compiler options: bf16 too, as HF's autocast.
-  return runtime_
-      .compile(found.graph, outputs, CompileSpec{step_config_.compile, {}}, "forward pass")
-      .run(arguments_by_name(found.graph, {&params, &feeds}));
+  BufferLists results =
+      runtime_.compile(found.graph, outputs, CompileSpec{step_config_.compile, {}}, "forward pass")
+          .run(BufferLists{std::move(arguments)});
+  std::vector<Tensor> values;
+  for (const BufferPtr& result : results[0]) values.push_back(runtime_.to_host(*result));
+  return values;
 }
 
 }  // namespace kiln

@@ -26,9 +26,9 @@ class ModelPrograms {
   // with integer_labels false, float regression targets.
   TrainStep& train_step(const Shape& batch_shape, DType index_dtype, bool integer_labels);
 
-  // The forward pass without dropout at `params`: the task model's outputs, then the loss
-  // when with_labels.
-  std::vector<Tensor> forward(const TensorMap& params, const TensorMap& feeds, bool with_labels,
+  // The forward pass without dropout at the state's weights (on its first device): the task
+  // model's outputs, then the loss when with_labels, copied to the host.
+  std::vector<Tensor> forward(const TrainState& state, const TensorMap& feeds, bool with_labels,
                               bool integer_labels);
 
   const BertConfig& config() const { return config_; }

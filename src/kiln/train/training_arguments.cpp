@@ -198,6 +198,8 @@ void training_arguments_post_init(TrainingArguments& args) {
   check(args.logging_strategy != IntervalStrategy::steps || args.logging_steps != 0,
         "--logging_steps", "logging strategy steps requires non-zero --logging_steps");
   check_steps(args.logging_steps, "--logging_steps");
+  check(args.num_devices >= 0, "--num_devices", "must be 0 (all devices) or more, got ",
+        args.num_devices);
   check_steps(args.save_steps, "--save_steps");
   if (args.eval_steps) check_steps(*args.eval_steps, "--eval_steps");
   check_interval_steps(args.save_strategy, args.save_steps, "--save_steps", "--save_strategy");

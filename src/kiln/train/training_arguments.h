@@ -120,6 +120,8 @@ struct TrainingArguments {
   std::string disable_passes;
   // A PJRT plugin library for --device pjrt:* (unset: the plugins Kiln discovers).
   std::optional<std::string> pjrt_plugin;
+  // Data parallel over the backend's devices: how many to train on (0: all of them).
+  int64_t num_devices = 0;
   bool dataloader_drop_last = false;
 };
 

@@ -172,6 +172,9 @@ const std::array kFields = {
     ArgumentField{"pjrt_plugin", &A::pjrt_plugin, kRun,
                   "The PJRT plugin library for --device pjrt:* (default: the plugins `kiln "
                   "devices` lists)."},
+    ArgumentField{"num_devices", &A::num_devices, kRun,
+                  "How many of the device's cores or chips to train on, one replica each (0: "
+                  "all; with the XLA CPU plugin, also how many CPU devices it makes)."},
     ArgumentField{"disable_passes", &A::disable_passes, kRun,
                   "Compiler passes to turn off, comma-separated, for debugging: dce, cse, fold, "
                   "simplify, fusion, inplace (default: none)."},

@@ -7,7 +7,7 @@
 namespace kiln::pjrt {
 
 // CompileOptionsProto{executable_build_options (3): ExecutableBuildOptionsProto{num_replicas (4)
-// = 1, num_partitions (5) = 1}}: one replica on one device, everything else XLA's defaults.
-std::string single_device_compile_options();
+// = replicas, num_partitions (5) = 1}}: one device per replica, everything else XLA's defaults.
+std::string compile_options(int replicas);
 
 }  // namespace kiln::pjrt

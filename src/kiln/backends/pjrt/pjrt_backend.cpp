@@ -10,19 +10,75 @@
 namespace kiln {
 namespace {
 
+// A value in one device's memory.
+class PjrtBuffer final : public Buffer {
+ public:
+  PjrtBuffer(std::unique_ptr<pjrt::DeviceBuffer> buffer, DType dtype, Shape shape)
+      : buffer_(std::move(buffer)), dtype_(dtype), shape_(std::move(shape)) {}
+  DType dtype() const override { return dtype_; }
+  const Shape& shape() const override { return shape_; }
+  Tensor to_host() const override {
+    Tensor out = Tensor::uninitialized(dtype_, shape_);
+    buffer_->copy_to(out);
+    return out;
+  }
+  pjrt::abi::Buffer* handle() const { return buffer_->get(); }
+
+ private:
+  std::unique_ptr<pjrt::DeviceBuffer> buffer_;
+  DType dtype_;
+  Shape shape_;
+};
+
 class PjrtExecutable : public Executable {
  public:
-  PjrtExecutable(Module module, std::unique_ptr<pjrt::LoadedProgram> program)
-      : module_(std::move(module)), program_(std::move(program)) {
-    for (int32_t id : module_.outputs) {
-      const Node& node = module_.graph->node(id);
-      results_.emplace_back(node.dtype, node.shape);
-    }
-  }
+  PjrtExecutable(Module module, std::unique_ptr<pjrt::LoadedProgram> program, pjrt::Client& client)
+      : module_(std::move(module)), program_(std::move(program)), client_(client) {}
 
+  // Host tensors (one replica): copied to the first device, run, and the results copied back.
   std::vector<Tensor> run(const std::vector<Tensor>& arguments) override {
     check_arguments(*module_.graph, arguments);
-    return program_->run(arguments, results_);
+    check(program_->replicas() == 1, "run", "a program of ", program_->replicas(),
+          " replicas takes one buffer list per replica");
+    std::vector<BufferPtr> buffers;
+    for (const Tensor& argument : arguments) {
+      buffers.push_back(std::make_shared<PjrtBuffer>(client_.upload(argument, 0),
+                                                     argument.dtype(), argument.shape()));
+    }
+    BufferLists results = run(BufferLists{std::move(buffers)});
+    std::vector<Tensor> values;
+    for (const BufferPtr& result : results[0]) values.push_back(result->to_host());
+    return values;
+  }
+
+  BufferLists run(const BufferLists& arguments) override {
+    const Graph& graph = *module_.graph;
+    std::vector<std::vector<pjrt::abi::Buffer*>> handles;
+    for (const std::vector<BufferPtr>& list : arguments) {
+      check(list.size() == graph.inputs().size(), "run", "expected ", graph.inputs().size(),
+            " arguments, got ", list.size());
+      std::vector<pjrt::abi::Buffer*>& replica = handles.emplace_back();
+      for (size_t i = 0; i < list.size(); ++i) {
+        const Node& node = graph.node(graph.inputs()[i]);
+        const auto* buffer = dynamic_cast<const PjrtBuffer*>(list[i].get());
+        check(buffer != nullptr, "run", "input '", graph.input_name(graph.inputs()[i]),
+              "' is not a buffer of this device");
+        check(buffer->dtype() == node.dtype && buffer->shape() == node.shape, "run", "input '",
+              graph.input_name(graph.inputs()[i]), "' expects ", dtype_name(node.dtype),
+              shape_str(node.shape), ", got ", dtype_name(buffer->dtype()),
+              shape_str(buffer->shape()));
+        replica.push_back(buffer->handle());
+      }
+    }
+    BufferLists results;
+    for (pjrt::DeviceBuffers& replica : program_->execute(handles)) {
+      std::vector<BufferPtr>& list = results.emplace_back();
+      for (size_t i = 0; i < replica.size(); ++i) {
+        const Node& node = graph.node(module_.outputs[i]);
+        list.push_back(std::make_shared<PjrtBuffer>(std::move(replica[i]), node.dtype, node.shape));
+      }
+    }
+    return results;
   }
 
   // One XLA executable per run; its memory is the plugin's.
@@ -31,7 +87,7 @@ class PjrtExecutable : public Executable {
  private:
   Module module_;  // the compiled graph, for argument checks and result types
   std::unique_ptr<pjrt::LoadedProgram> program_;
-  std::vector<std::pair<DType, Shape>> results_;
+  pjrt::Client& client_;
 };
 
 class PjrtBackend : public Backend {
@@ -47,9 +103,17 @@ class PjrtBackend : public Backend {
   std::unique_ptr<Executable> compile(const Graph& graph, const std::vector<Value>& outputs,
                                       const CompileSpec& spec) override {
     Program program = compile_pjrt_program(graph, outputs, spec);
-    std::string module = pjrt::lower_to_stablehlo(program);
-    auto loaded = client_.compile(module, pjrt::single_device_compile_options());
-    return std::make_unique<PjrtExecutable>(std::move(program.module), std::move(loaded));
+    std::string module = pjrt::lower_to_stablehlo(program, spec.replicas);
+    auto replicas = static_cast<size_t>(spec.replicas);
+    auto loaded = client_.compile(module, pjrt::compile_options(spec.replicas), replicas);
+    return std::make_unique<PjrtExecutable>(std::move(program.module), std::move(loaded), client_);
+  }
+
+  bool host_memory() const override { return false; }
+  int devices() const override { return static_cast<int>(client_.devices().size()); }
+  BufferPtr upload(const Tensor& tensor, int device) override {
+    return std::make_shared<PjrtBuffer>(client_.upload(tensor, static_cast<size_t>(device)),
+                                        tensor.dtype(), tensor.shape());
   }
 
  private:
@@ -84,7 +148,8 @@ std::unique_ptr<Backend> make_pjrt_backend(const std::string& plugin_path) {
 }
 
 std::unique_ptr<Backend> make_pjrt_backend_for(pjrt::PluginKind kind,
-                                               const pjrt::DiscoverySources& sources) {
+                                               const pjrt::DiscoverySources& sources,
+                                               int64_t cpu_devices) {
   std::string wanted(pjrt::plugin_kind_name(kind));
   std::string path = sources.explicit_plugin;
   if (path.empty()) {
@@ -97,7 +162,11 @@ std::unique_ptr<Backend> make_pjrt_backend_for(pjrt::PluginKind kind,
   }
   check(!path.empty(), "--device", "no PJRT ", wanted, " plugin found (searched ",
         searched_places(sources), "); name one with --pjrt_plugin PATH");
-  pjrt::Client& client = pjrt::Client::open(path);
+  pjrt::Client::CreateOptions options;
+  if (kind == pjrt::PluginKind::cpu && cpu_devices > 0) {
+    options.emplace_back("cpu_device_count", cpu_devices);
+  }
+  pjrt::Client& client = pjrt::Client::open(path, options);
   check(platform_kind(client.platform_name()) == kind, "--device", "the PJRT plugin ", path,
         " drives '", client.platform_name(), "', not ", wanted);
   return std::make_unique<PjrtBackend>(client);

@@ -23,9 +23,11 @@ std::unique_ptr<Backend> make_pjrt_backend(const std::string& plugin_path);
 
 // The backend for `--device pjrt:cpu|pjrt:cuda|pjrt:tpu`: on --pjrt_plugin when given, else on
 // the first discovered plugin of `kind`. Throws Error listing what was searched when there is
-// none, or naming the plugin when it cannot be opened or drives another platform.
+// none, or naming the plugin when it cannot be opened or drives another platform. A CPU plugin
+// opened here first makes `cpu_devices` devices (0: the plugin's default).
 std::unique_ptr<Backend> make_pjrt_backend_for(pjrt::PluginKind kind,
-                                               const pjrt::DiscoverySources& sources);
+                                               const pjrt::DiscoverySources& sources,
+                                               int64_t cpu_devices = 0);
 
 // For `--device auto`: a backend on the first TPU, then CUDA, plugin found that opens and has a
 // device, or null (then the native CPU backend is the best device). CPU plugins are not chosen

@@ -118,102 +118,70 @@ std::string text(const char* data, size_t size) {
   return data == nullptr ? "" : std::string(data, size);
 }
 
-// Owns a device buffer.
-class DeviceBuffer {
- public:
-  DeviceBuffer(const abi::Api* api, abi::Buffer* buffer) : api_(api), buffer_(buffer) {}
-  ~DeviceBuffer() {
-    if (buffer_ == nullptr) return;
-    auto args = abi::make_args<abi::BufferDestroyArgs>();
-    args.buffer = buffer_;
-    discard_error(api_, api_->buffer_destroy(&args));
-  }
-  DeviceBuffer(DeviceBuffer&& other) noexcept : api_(other.api_), buffer_(other.buffer_) {
-    other.buffer_ = nullptr;
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  abi::Buffer* get() const { return buffer_; }
-
- private:
-  const abi::Api* api_;
-  abi::Buffer* buffer_;
-};
-
 }  // namespace
 
-LoadedProgram::LoadedProgram(const abi::Api* api, std::string plugin,
-                             abi::LoadedExecutable* executable, abi::Client* client,
-                             abi::Device* device, size_t num_outputs)
+DeviceBuffer::~DeviceBuffer() {
+  auto args = abi::make_args<abi::BufferDestroyArgs>();
+  args.buffer = buffer_;
+  discard_error(api_, api_->buffer_destroy(&args));
+}
+
+void DeviceBuffer::copy_to(Tensor& out) const {
+  if (out.nbytes() == 0) return;
+  auto copy = abi::make_args<abi::BufferToHostBufferArgs>();
+  copy.src = buffer_;
+  copy.dst = out.data();
+  copy.dst_size = out.nbytes();
+  call(api_, api_->buffer_to_host_buffer, copy, *plugin_, "PJRT_Buffer_ToHostBuffer");
+  await_event(api_, copy.event, *plugin_, "PJRT_Buffer_ToHostBuffer");
+}
+
+LoadedProgram::LoadedProgram(const abi::Api* api, const std::string& plugin,
+                             abi::LoadedExecutable* executable, size_t replicas,
+                             size_t num_outputs)
     : api_(api),
-      plugin_(std::move(plugin)),
+      plugin_(plugin),
       executable_(executable),
-      client_(client),
-      device_(device),
+      replicas_(replicas),
       num_outputs_(num_outputs) {}
 
 LoadedProgram::~LoadedProgram() { destroy_loaded_executable(api_, executable_); }
 
-std::vector<Tensor> LoadedProgram::run(const std::vector<Tensor>& arguments,
-                                       const std::vector<std::pair<DType, Shape>>& results) {
-  check(results.size() == num_outputs_, "pjrt", plugin_, ": the program has ", num_outputs_,
-        " outputs, ", results.size(), " expected");
+std::vector<DeviceBuffers> LoadedProgram::execute(
+    const std::vector<std::vector<abi::Buffer*>>& arguments) {
+  check(arguments.size() == replicas_, "pjrt", plugin_, ": the program runs ", replicas_,
+        " replicas, got ", arguments.size(), " argument lists");
   std::lock_guard<std::mutex> lock(run_mutex_);
-  std::vector<DeviceBuffer> inputs;
-  inputs.reserve(arguments.size());
-  for (const Tensor& argument : arguments) {
-    auto args = abi::make_args<abi::ClientBufferFromHostBufferArgs>();
-    args.client = client_;
-    args.data = argument.nbytes() > 0 ? argument.data() : nullptr;
-    args.type = buffer_type(argument.dtype());
-    args.dims = argument.shape().data();
-    args.num_dims = argument.shape().size();
-    args.host_buffer_semantics = abi::HostBufferSemantics::immutable_only_during_call;
-    args.device = device_;
-    call(api_, api_->client_buffer_from_host_buffer, args, plugin_,
-         "PJRT_Client_BufferFromHostBuffer");
-    inputs.emplace_back(api_, args.buffer);
-    await_event(api_, args.done_with_host_buffer, plugin_, "PJRT_Client_BufferFromHostBuffer");
+  std::vector<abi::Buffer* const*> argument_lists;
+  for (const std::vector<abi::Buffer*>& list : arguments) {
+    check(list.size() == arguments[0].size(), "pjrt", plugin_,
+          ": replicas need argument lists of one length");
+    argument_lists.push_back(list.data());
   }
-
-  std::vector<abi::Buffer*> input_handles;
-  for (const DeviceBuffer& input : inputs) input_handles.push_back(input.get());
-  std::vector<abi::Buffer*> output_handles(num_outputs_, nullptr);
-  abi::Buffer* const* argument_list = input_handles.data();
-  abi::Buffer** output_list = output_handles.data();
-  abi::Event* done = nullptr;
+  std::vector<std::vector<abi::Buffer*>> outputs(replicas_,
+                                                 std::vector<abi::Buffer*>(num_outputs_, nullptr));
+  std::vector<abi::Buffer**> output_lists;
+  for (std::vector<abi::Buffer*>& list : outputs) output_lists.push_back(list.data());
   auto options = abi::make_args<abi::ExecuteOptions>();
   auto args = abi::make_args<abi::LoadedExecutableExecuteArgs>();
   args.executable = executable_;
   args.options = &options;
-  args.argument_lists = &argument_list;
-  args.num_devices = 1;
-  args.num_args = input_handles.size();
-  args.output_lists = &output_list;
-  args.device_complete_events = &done;
+  args.argument_lists = argument_lists.data();
+  args.num_devices = replicas_;
+  args.num_args = arguments[0].size();
+  args.output_lists = output_lists.data();
+  // No completion events: the run is queued and the host goes on; reading a result waits.
   call(api_, api_->loaded_executable_execute, args, plugin_, "PJRT_LoadedExecutable_Execute");
-  std::vector<DeviceBuffer> outputs;
-  for (abi::Buffer* handle : output_handles) outputs.emplace_back(api_, handle);
-  await_event(api_, done, plugin_, "PJRT_LoadedExecutable_Execute");
-
-  std::vector<Tensor> values;
-  values.reserve(outputs.size());
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    Tensor value = Tensor::uninitialized(results[i].first, results[i].second);
-    if (value.nbytes() > 0) {
-      auto copy = abi::make_args<abi::BufferToHostBufferArgs>();
-      copy.src = outputs[i].get();
-      copy.dst = value.data();
-      copy.dst_size = value.nbytes();
-      call(api_, api_->buffer_to_host_buffer, copy, plugin_, "PJRT_Buffer_ToHostBuffer");
-      await_event(api_, copy.event, plugin_, "PJRT_Buffer_ToHostBuffer");
+  std::vector<DeviceBuffers> results(replicas_);
+  for (size_t r = 0; r < replicas_; ++r) {
+    for (abi::Buffer* handle : outputs[r]) {
+      results[r].push_back(std::make_unique<DeviceBuffer>(api_, plugin_, handle));
     }
-    values.push_back(std::move(value));
   }
-  return values;
+  return results;
 }
 
-Client& Client::open(const std::string& path) {
+Client& Client::open(const std::string& path, const CreateOptions& options) {
   // Never freed: plugins keep threads that must not be torn down at static destruction.
   static auto* clients = new std::map<std::string, std::unique_ptr<Client>>();
   static std::mutex mutex;
@@ -242,14 +210,27 @@ Client& Client::open(const std::string& path) {
   auto initialize = abi::make_args<abi::PluginInitializeArgs>();
   call(api, api->plugin_initialize, initialize, path, "PJRT_Plugin_Initialize");
 
-  std::unique_ptr<Client> client(new Client(path, api));
+  std::unique_ptr<Client> client(new Client(path, api, options));
   Client& result = *client;
   clients->emplace(path, std::move(client));
   return result;
 }
 
-Client::Client(std::string path, const abi::Api* api) : path_(std::move(path)), api_(api) {
+Client::Client(std::string path, const abi::Api* api, const CreateOptions& options)
+    : path_(std::move(path)), api_(api) {
+  std::vector<abi::NamedValue> create_options;
+  for (const auto& [name, value] : options) {
+    auto option = abi::make_args<abi::NamedValue>();
+    option.name = name.data();
+    option.name_size = name.size();
+    option.type = abi::NamedValueType::int64;
+    option.int64_value = value;
+    option.value_size = 1;
+    create_options.push_back(option);
+  }
   auto create = abi::make_args<abi::ClientCreateArgs>();
+  create.create_options = create_options.data();
+  create.num_options = create_options.size();
   call(api_, api_->client_create, create, path_, "PJRT_Client_Create");
   client_ = create.client;
 
@@ -318,9 +299,12 @@ std::vector<std::pair<std::string, std::string>> Client::attributes() const {
 }
 
 std::unique_ptr<LoadedProgram> Client::compile(const std::string& mlir,
-                                               const std::string& compile_options) {
+                                               const std::string& compile_options,
+                                               size_t replicas) {
   check(!device_handles_.empty(), "pjrt", path_, ": the ", platform_name_,
         " plugin found no device");
+  check(replicas <= device_handles_.size(), "pjrt", path_, ": ", replicas,
+        " replicas need as many devices; the plugin has ", device_handles_.size());
   std::string code = mlir;  // PJRT_Program takes a mutable pointer
   static constexpr std::string_view kFormat = "mlir";
   auto program = abi::make_args<abi::Program>();
@@ -341,8 +325,25 @@ std::unique_ptr<LoadedProgram> Client::compile(const std::string& mlir,
     destroy_loaded_executable(api_, args.executable);
     throw;
   }
-  return std::make_unique<LoadedProgram>(api_, path_, args.executable, client_,
-                                         device_handles_.front(), num_outputs);
+  return std::make_unique<LoadedProgram>(api_, path_, args.executable, replicas, num_outputs);
+}
+
+std::unique_ptr<DeviceBuffer> Client::upload(const Tensor& tensor, size_t device) {
+  check(device < device_handles_.size(), "pjrt", path_, ": no device ", device, " (the plugin has ",
+        device_handles_.size(), ")");
+  auto args = abi::make_args<abi::ClientBufferFromHostBufferArgs>();
+  args.client = client_;
+  args.data = tensor.nbytes() > 0 ? tensor.data() : nullptr;
+  args.type = buffer_type(tensor.dtype());
+  args.dims = tensor.shape().data();
+  args.num_dims = tensor.shape().size();
+  args.host_buffer_semantics = abi::HostBufferSemantics::immutable_only_during_call;
+  args.device = device_handles_[device];
+  call(api_, api_->client_buffer_from_host_buffer, args, path_,
+       "PJRT_Client_BufferFromHostBuffer");
+  auto buffer = std::make_unique<DeviceBuffer>(api_, path_, args.buffer);
+  await_event(api_, args.done_with_host_buffer, path_, "PJRT_Client_BufferFromHostBuffer");
+  return buffer;
 }
 
 }  // namespace kiln::pjrt

@@ -12,7 +12,7 @@
 
 namespace kiln::pjrt {
 
-std::string lower_to_stablehlo(const Program& program);
+std::string lower_to_stablehlo(const Program& program, int replicas = 1);
 
 // The value of one non-input node, written from its operands' values. Throws Error naming the op
 // for composites.

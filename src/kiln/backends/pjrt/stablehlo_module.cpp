@@ -7,7 +7,7 @@
 
 namespace kiln::pjrt {
 
-std::string lower_to_stablehlo(const Program& program) {
+std::string lower_to_stablehlo(const Program& program, int replicas) {
   const Graph& graph = *program.module.graph;
   const std::vector<int32_t>& outputs = program.module.outputs;
   std::map<int32_t, int32_t> aliased_output;  // input position -> output it is donated to
@@ -48,7 +48,8 @@ std::string lower_to_stablehlo(const Program& program) {
     returned_types += separator + tensor_type(value);
   }
   writer.line("\"func.return\"(" + returned + ") : (" + returned_types + ") -> ()");
-  return "module @kiln attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n"
+  return "module @kiln attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = " +
+         std::to_string(replicas) + " : i32} {\n"
          "  func.func public @main(" +
          arguments + ")\n      -> (" + results + ") {\n" + writer.text() + "  }\n}\n";
 }
