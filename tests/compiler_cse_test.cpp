@@ -33,6 +33,15 @@ TEST(CompilerCse, MergesRepeatedNodesAndKeepsOutputsInOrder) {
   (void)unused;
 }
 
+// Two sums of the same operand over the same replicas are the same sum.
+TEST(CompilerCse, CollectivesOfTheSameOperandMerge) {
+  Graph graph;
+  Value x = graph.input("x", DType::f32, {3});
+  Module module = cse(graph, {all_reduce(x), all_reduce(x), all_reduce(exp(x))});
+  EXPECT_EQ(count_op(module, OpKind::all_reduce), 2);
+  EXPECT_EQ(module.outputs[0], module.outputs[1]);
+}
+
 TEST(CompilerCse, ConstantsMergeByBytesOnly) {
   Graph graph;
   Value two = constant(graph, Tensor::scalar(DType::f32, 2.0));

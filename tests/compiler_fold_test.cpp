@@ -1,5 +1,6 @@
 // Constant folding: nodes whose operands are constants or iota become constants with the values
-// the reference kernels compute; random bits, dropout, iota, broadcasts and large results stay.
+// the reference kernels compute; random bits, dropout, iota, broadcasts, collectives and large
+// results stay.
 #include "compiler_test_util.h"
 #include "kiln/ir/ops.h"
 
@@ -60,6 +61,21 @@ TEST(CompilerFold, LeavesRandomnessBroadcastsAndLargeResults) {
   EXPECT_EQ(module.graph->node(module.outputs[2]).op, OpKind::broadcast);
   EXPECT_EQ(module.graph->node(module.outputs[3]).op, OpKind::exp);
   EXPECT_EQ(module.graph->node(module.outputs[4]).op, OpKind::constant);
+}
+
+// At N replicas all_reduce(c) is N * c: neither it nor what reads it is known when compiling.
+TEST(CompilerFold, NeverFoldsACollective) {
+  Graph graph;
+  Value c = constant(graph, Tensor::from_doubles(DType::f32, {2}, {1.5, -2.0}));
+  Value summed = all_reduce(c * 2.0);
+  Value after = summed + constant(graph, Tensor::scalar(DType::f32, 1.0));
+  Module module = fold(graph, {summed, after});
+  EXPECT_EQ(module.graph->node(module.outputs[0]).op, OpKind::all_reduce);
+  EXPECT_EQ(module.graph->node(module.outputs[1]).op, OpKind::add);
+  // Its operand is folded; the whole pipeline keeps the collective too.
+  EXPECT_EQ(module.graph->node(module.graph->node(module.outputs[0]).inputs[0]).op,
+            OpKind::constant);
+  EXPECT_EQ(count_op(compile_program(graph, {after}, {}, {}, {}).module, OpKind::all_reduce), 1);
 }
 
 TEST(CompilerFold, FoldedModuleComputesExactlyTheSame) {

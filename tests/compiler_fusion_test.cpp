@@ -184,6 +184,34 @@ TEST(CompilerFusion, OffOrWithoutCapabilitiesEveryNodeIsAKernel) {
 // p' = p - 0.1 * g where g = w^T-ish product reads p too: the update kernel overwrites p, so the
 // kernel reading p through the matrix multiply must run first; the loop reading p element by
 // element in the update itself is safe.
+// A collective is a kernel of its own (the backend's communicator call): elementwise nodes on
+// either side of it form loops of their own.
+TEST(CompilerFusion, CollectivesAreNeverFused) {
+  Graph graph;
+  Value x = graph.input("x", DType::f32, {8, 16});
+  Value y = exp(all_reduce(exp(x))) + x;
+  EXPECT_EQ(describe(compile(graph, {y})),
+            (Groups{"loop: exp -> exp", "single: all_reduce -> all_reduce",
+                    "loop: exp add -> add"}));
+}
+
+// Every replica must meet the collectives in the same order: kernels keep them in node order,
+// and a donation that would need the second to run first is dropped instead.
+TEST(CompilerFusion, CollectivesKeepTheirOrder) {
+  Graph graph;
+  Value p = graph.input("p", DType::f32, {4, 4});
+  Value first = all_reduce(p * 2.0);  // writes the output p is donated to
+  Value second = all_reduce(p);       // reads p
+  Program program = compile(graph, {first, second}, {{0, 0}});
+  EXPECT_TRUE(program.donations.empty());
+  ASSERT_EQ(describe(program),
+            (Groups{"loop: broadcast mul -> mul", "single: all_reduce -> all_reduce",
+                    "single: all_reduce -> all_reduce"}));
+  EXPECT_EQ(program.kernels[1].nodes.back(), program.module.outputs[0]);
+  EXPECT_EQ(program.kernels[2].nodes.back(), program.module.outputs[1]);
+  expect_data_flow_order(program);
+}
+
 TEST(CompilerFusion, DonatedArgumentsAreReadBeforeTheyAreOverwritten) {
   Graph graph;
   Value p = graph.input("p", DType::f32, {4, 4});

@@ -50,6 +50,17 @@ TEST(CompilerSimplify, KeepsWhatIsNotAnIdentity) {
   EXPECT_EQ(count_op(module, OpKind::cast), 3);  // the lossless f32 step of the last one is gone
 }
 
+// all_reduce is its operand only at one replica: simplification keeps it, and the identities
+// around it still apply.
+TEST(CompilerSimplify, KeepsCollectives) {
+  Graph graph;
+  Value x = graph.input("x", DType::f32, {3});
+  Module module = simplified(graph, {all_reduce(x) * 1.0, all_reduce(x + 0.0)});
+  EXPECT_EQ(output_op(module, 0), OpKind::all_reduce);
+  EXPECT_EQ(output_op(module, 1), OpKind::all_reduce);
+  EXPECT_EQ(module.graph->node(module.outputs[1]).inputs[0], module.graph->inputs()[0]);
+}
+
 TEST(CompilerSimplify, CastsThroughALosslessDtypeCollapse) {
   Graph graph;
   Value b = graph.input("b", DType::bf16, {3});

@@ -37,6 +37,23 @@ TEST_P(CpuOp, MatchesReferenceForEveryDtype) {
   }
 }
 
+// Both backends run one replica, where all_reduce gives back its operand bit for bit.
+TEST(CpuCollective, AllReduceAtOneReplicaIsTheIdentity) {
+  for (DType dtype : {DType::f32, DType::bf16, DType::f64, DType::i64, DType::u32}) {
+    SCOPED_TRACE(std::string(dtype_name(dtype)));
+    Graph graph;
+    Feeds feeds(graph, 3);
+    Value x = feeds.any(dtype, {5, 33});
+    Outputs outputs = {all_reduce(x), all_reduce(all_reduce(x))};
+    const Tensor& argument = feeds.arguments()[0];
+    for (auto& backend : {make_reference_backend(), make_cpu_backend()}) {
+      SCOPED_TRACE(std::string(backend->name()));
+      std::vector<Tensor> results = backend->compile(graph, outputs)->run(feeds.arguments());
+      for (const Tensor& result : results) EXPECT_ALLCLOSE(result, argument, 0.0, 0.0);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllOps, CpuOp, ::testing::ValuesIn(testing::all_ops()),
                          [](const ::testing::TestParamInfo<OpKind>& info) {
                            return std::string(op_name(info.param));

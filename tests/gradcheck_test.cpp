@@ -237,6 +237,8 @@ std::vector<GradCase> all_cases() {
                      Value offset = constant(graph, Tensor::scalar(DType::i64, 7));
                      return dropout(a[0], seed, offset, 0.4, 3);
                    }});
+  // One replica (the reference backend's): the identity, whose cotangent is all_reduced too.
+  cases.push_back(unary_case("all_reduce", OpKind::all_reduce, &all_reduce));
   return cases;
 }
 

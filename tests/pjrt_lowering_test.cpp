@@ -74,6 +74,8 @@ std::vector<std::string> expected_ops(OpKind kind) {
     case OpKind::cross_entropy: return {"stablehlo.iota", "stablehlo.compare", "stablehlo.log"};
     case OpKind::attention: return {"stablehlo.dot_general", "stablehlo.exponential"};
     case OpKind::dropout: return {"stablehlo.xor", "stablehlo.select"};
+    case OpKind::all_reduce:
+      return {"stablehlo.all_reduce", "replica_groups = dense<[[0]]> : tensor<1x1xi64>"};
   }
   return {};
 }
@@ -178,7 +180,7 @@ TEST(PjrtLowering, CompositesMustBeDecomposedFirst) {
   Value x = softmax(graph.input("x", DType::f32, {2, 3}));
   pjrt::StableHloWriter writer;
   pjrt::Ssa operand{"%arg0", "f32", {2, 3}};
-  EXPECT_NE(testing::error_of([&] { pjrt::lower_node(writer, x.node(), {operand}); })
+  EXPECT_NE(testing::error_of([&] { pjrt::lower_node(writer, x.node(), {operand}, 1); })
                 .find("no lowering for op softmax"),
             std::string::npos);
 }
@@ -193,9 +195,43 @@ TEST(PjrtLowering, ConstantsKeepTheirExactBytes) {
       << text;
 }
 
-TEST(PjrtLowering, CompileOptionsAreOneReplicaOnePartition) {
-  // CompileOptionsProto{executable_build_options: {num_replicas: 1, num_partitions: 1}}.
+// At N replicas: the module says so, and each all_reduce sums over the one group of all of them
+// (half precision in f32, rounded once, as reduce_sum).
+TEST(PjrtLowering, AllReduceSumsOverEveryReplica) {
+  Graph graph;
+  Value x = graph.input("x", DType::f32, {4});
+  Value h = graph.input("h", DType::bf16, {2, 3});
+  Program program = compile_pjrt_program(graph, {all_reduce(x), all_reduce(h)}, {});
+  std::string text = pjrt::lower_to_stablehlo(program, 2);
+  expect_well_formed(text);
+  EXPECT_NE(text.find("mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 2 : i32"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("\"stablehlo.all_reduce\"(%arg0) ({"), std::string::npos) << text;
+  EXPECT_NE(text.find("{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<4xf32>) -> "
+                      "tensor<4xf32>"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2x3xf32>) -> "
+                      "tensor<2x3xf32>"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("\"stablehlo.add\"(%"), std::string::npos) << text;
+  EXPECT_NE(text.find(": (tensor<2x3xf32>) -> tensor<2x3xbf16>"), std::string::npos) << text;
+  EXPECT_NE(pjrt::lower_to_stablehlo(program, 4).find("dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>"),
+            std::string::npos);
+  EXPECT_NE(pjrt::lower_to_stablehlo(program).find("mhlo.num_replicas = 1 : i32"),
+            std::string::npos);
+  EXPECT_NE(testing::error_of([&] { pjrt::lower_to_stablehlo(program, 0); })
+                .find("replicas must be at least 1"),
+            std::string::npos);
+}
+
+TEST(PjrtLowering, CompileOptionsNameTheReplicasAndOnePartition) {
+  // CompileOptionsProto{executable_build_options: {num_replicas: N, num_partitions: 1}}.
   EXPECT_EQ(pjrt::compile_options(1), std::string("\x1a\x04\x20\x01\x28\x01", 6));
+  EXPECT_EQ(pjrt::compile_options(8), std::string("\x1a\x04\x20\x08\x28\x01", 6));
+  // 300 replicas: a two-byte varint.
+  EXPECT_EQ(pjrt::compile_options(300), std::string("\x1a\x05\x20\xac\x02\x28\x01", 7));
+  EXPECT_NE(testing::error_of([] { pjrt::compile_options(0); }).find("replicas must be at least 1"),
+            std::string::npos);
 }
 
 }  // namespace

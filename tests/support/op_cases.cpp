@@ -203,6 +203,14 @@ Outputs dropouts(Feeds& in, DType d) {
   return {dropout(in.any(d, {5, 4001}), seed, offset, 0.3, 2)};
 }
 
+// Alone and between elementwise ops (a fused loop on either side); NaNs pass through.
+Outputs all_reduces(Feeds& in, DType d) {
+  Value a = in.any(d, {6, 40});
+  Outputs out = {all_reduce(a), all_reduce(a + a) * a};
+  if (is_floating(d)) out.push_back(all_reduce(in.with_nans(d, {9})));
+  return out;
+}
+
 }  // namespace
 
 std::map<OpKind, OpCase> op_cases() {
@@ -254,6 +262,7 @@ std::map<OpKind, OpCase> op_cases() {
       {OpKind::cross_entropy, {kFloat, cross_entropies}},
       {OpKind::attention, {kFloat, attentions}},
       {OpKind::dropout, {kFloat, dropouts}},
+      {OpKind::all_reduce, {kNumeric, all_reduces}},
   };
 }
 

@@ -3,9 +3,11 @@
 // arithmetic, in kiln/reference_kernels, a layer below the compiler: a folded program gives
 // exactly the oracle's results, and the compiler still knows no backend).
 // Left alone, as XLA's folding leaves them: random_bits and dropout (randomness stays a draw
-// at run time), iota and broadcast themselves (cheap to generate, costly to store), and results
-// above kFoldLimitBytes.
+// at run time), iota and broadcast themselves (cheap to generate, costly to store), results
+// above kFoldLimitBytes, and collectives (all_reduce of a constant is the constant times the
+// number of replicas, which the program does not know; the reference kernel is one replica's).
 #include "kiln/compiler/passes.h"
+#include "kiln/ir/op_registry.h"
 #include "kiln/ir/ops.h"
 #include "kiln/reference_kernels/kernels.h"
 
@@ -38,6 +40,7 @@ Tensor value_of(const Value& value) {
 }
 
 bool foldable(const Node& node, const std::vector<Value>& operands) {
+  if (op_info(node.op).category == OpCategory::collective) return false;
   switch (node.op) {
     case OpKind::input:
     case OpKind::constant:

@@ -7,6 +7,7 @@
 //         gather its columns;
 //   gemm  a dot_general and a chain of epilogue nodes after it (bias, scaling, gelu, the add of a
 //         tensor computed before), each the only reader of the one before.
+// Collectives are never fused: each is a kernel of its own, where a backend calls its communicator.
 // A node may join a group only if its other operands are computed by earlier groups, so groups
 // never form a cycle and run in the order they were made. schedule_kernels() orders them.
 #include <algorithm>

@@ -22,8 +22,8 @@ Module decompose_composites(const Module& module, const BackendCapabilities& cap
 Module eliminate_common_subexpressions(const Module& module);
 
 // Replaces nodes whose operands are all constants or iota (or broadcasts of them) by constants
-// computed with the reference kernels; leaves random bits, dropout, iota, broadcasts and large
-// results alone.
+// computed with the reference kernels; leaves random bits, dropout, iota, broadcasts, collectives
+// and large results alone.
 Module fold_constants(const Module& module);
 
 // Algebraic identities: x*1, x/1, x+0, x-0, neg(neg x), casts to the same dtype or through a

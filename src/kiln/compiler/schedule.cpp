@@ -3,12 +3,14 @@
 // kernel itself reads it element by element as it writes (a loop kernel reading it directly, not
 // through a broadcast). Kernels are ordered so that this holds where the data flow allows;
 // donations it cannot make safe are dropped (the output then gets a fresh buffer).
+// Collectives keep their order in the graph: every replica must meet them in the same order.
 #include <algorithm>
 #include <functional>
 #include <queue>
 
 #include "kiln/compiler/buffer_plan.h"
 #include "kiln/compiler/passes.h"
+#include "kiln/ir/op_registry.h"
 
 namespace kiln {
 namespace {
@@ -55,6 +57,21 @@ std::vector<Donation> schedule_kernels(const Module& module, std::vector<KernelG
         successors[static_cast<size_t>(w)].push_back(static_cast<int32_t>(k));
       }
     }
+  }
+  // Each collective's kernel before the next one's, in node order (data flow between two
+  // collectives runs in node order too, so the chain adds no cycle).
+  std::vector<std::pair<int32_t, int32_t>> collectives;  // (node, kernel)
+  for (size_t k = 0; k < count; ++k) {
+    for (int32_t id : kernels[k].nodes) {
+      if (op_info(graph.node(id).op).category == OpCategory::collective) {
+        collectives.emplace_back(id, static_cast<int32_t>(k));
+      }
+    }
+  }
+  std::sort(collectives.begin(), collectives.end());
+  for (size_t i = 1; i < collectives.size(); ++i) {
+    int32_t before = collectives[i - 1].second, after = collectives[i].second;
+    if (before != after) successors[static_cast<size_t>(before)].push_back(after);
   }
   auto reaches = [&](int32_t from, const std::vector<int32_t>& targets) {
     std::vector<bool> seen(count, false);

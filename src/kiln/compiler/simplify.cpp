@@ -5,7 +5,8 @@
 // constant predicate or between equal branches, reductions of dims of size 1 (a reshape), and,
 // for backends whose products read strided operands, transposes that a dot_general reads (its
 // dims renumbered instead).
-// x * 0 stays: it is NaN for x = NaN or inf. Replaced nodes are left dead for dce.
+// x * 0 stays: it is NaN for x = NaN or inf; so do collectives (all_reduce is x itself only at
+// one replica). Replaced nodes are left dead for dce.
 #include <algorithm>
 
 #include "kiln/compiler/passes.h"

@@ -23,7 +23,7 @@ enum class OpKind : uint8_t {
 #undef KILN_OP_ENUM
 };
 
-enum class OpCategory : uint8_t { source, unary, binary, structural, composite };
+enum class OpCategory : uint8_t { source, unary, binary, structural, composite, collective };
 
 inline constexpr int kNumOps = 0
 #define KILN_OP_COUNT(name, category, gradient) +1

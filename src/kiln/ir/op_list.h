@@ -6,6 +6,9 @@
 //   binary     elementwise, two operands of equal shape and dtype (builders broadcast first)
 //   structural layout and data movement, reductions, contractions, gathers
 //   composite  carries a decomposition into core ops (its gradient and its test oracle)
+//   collective combines the values of every replica of a data-parallel program: a barrier that
+//              passes never fold, fuse or reorder among collectives (every replica must meet
+//              the same collectives in the same order)
 // Gradient: vjp = a VJP rule beside the builder (softmax's and cross_entropy's beside their
 // decompositions); novjp = none (sources, integer/bool results, and the other composites, which
 // autodiff differentiates through their decomposition).
@@ -56,4 +59,5 @@
   X(gelu, composite, novjp)       \
   X(cross_entropy, composite, vjp)\
   X(attention, composite, novjp)  \
-  X(dropout, composite, novjp)
+  X(dropout, composite, novjp)    \
+  X(all_reduce, collective, vjp)

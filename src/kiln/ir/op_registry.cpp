@@ -15,6 +15,7 @@ namespace {
 #define KILN_DECOMPOSE_binary(name) nullptr
 #define KILN_DECOMPOSE_structural(name) nullptr
 #define KILN_DECOMPOSE_composite(name) &rules::decompose_##name
+#define KILN_DECOMPOSE_collective(name) nullptr
 #define KILN_OP_INFO(name, category, gradient)                                  \
   OpInfo{OpKind::name, #name, OpCategory::category, KILN_RULE_##gradient(name), \
          KILN_DECOMPOSE_##category(name)},

@@ -121,4 +121,9 @@ Value attention(Value q, Value k, Value v, Value mask, double scale);
 // rate in [0, 1); rate 0 returns x itself.
 Value dropout(Value x, Value seed, Value offset, double rate, uint32_t stream);
 
+// ---- collectives ----
+// The elementwise sum of x over every replica of the program (float or integer dtypes; half
+// precision summed in f32 and rounded once, as reduce_sum). At one replica, x itself.
+Value all_reduce(Value x);
+
 }  // namespace kiln

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "kiln/ir/error.h"
+
 namespace kiln::pjrt {
 namespace {
 
@@ -32,12 +34,14 @@ void message_field(std::string& out, uint64_t number, const std::string& body) {
 }  // namespace
 
 std::string compile_options(int replicas) {
+  check(replicas >= 1, "pjrt", "replicas must be at least 1, got ", replicas);
   std::string build_options;
   int_field(build_options, 4, static_cast<uint64_t>(replicas));  // num_replicas
-  int_field(build_options, 5, 1);  // num_partitions
+  int_field(build_options, 5, 1);                                 // num_partitions
   std::string options;
   message_field(options, 3, build_options);  // executable_build_options
   return options;
 }
+
 
 }  // namespace kiln::pjrt

@@ -8,6 +8,7 @@
 namespace kiln::pjrt {
 
 std::string lower_to_stablehlo(const Program& program, int replicas) {
+  check(replicas >= 1, "stablehlo", "replicas must be at least 1, got ", replicas);
   const Graph& graph = *program.module.graph;
   const std::vector<int32_t>& outputs = program.module.outputs;
   std::map<int32_t, int32_t> aliased_output;  // input position -> output it is donated to
@@ -36,7 +37,7 @@ std::string lower_to_stablehlo(const Program& program, int replicas) {
     if (node.op == OpKind::input) continue;
     std::vector<Ssa> operands;
     for (int32_t operand : node.inputs) operands.push_back(values[static_cast<size_t>(operand)]);
-    values[static_cast<size_t>(id)] = lower_node(writer, node, operands);
+    values[static_cast<size_t>(id)] = lower_node(writer, node, operands, replicas);
   }
 
   std::string results, returned, returned_types;
@@ -49,9 +50,8 @@ std::string lower_to_stablehlo(const Program& program, int replicas) {
   }
   writer.line("\"func.return\"(" + returned + ") : (" + returned_types + ") -> ()");
   return "module @kiln attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = " +
-         std::to_string(replicas) + " : i32} {\n"
-         "  func.func public @main(" +
-         arguments + ")\n      -> (" + results + ") {\n" + writer.text() + "  }\n}\n";
+         std::to_string(replicas) + " : i32} {\n  func.func public @main(" + arguments +
+         ")\n      -> (" + results + ") {\n" + writer.text() + "  }\n}\n";
 }
 
 }  // namespace kiln::pjrt

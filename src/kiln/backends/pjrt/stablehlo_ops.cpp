@@ -1,8 +1,10 @@
 // The StableHLO of each of Kiln's core ops. Elementwise ops map one to one; reductions and
 // scatters of half-precision values accumulate in f32 and round once, as the reference backend
 // rounds once; gather and scatter_add along one axis become StableHLO gather/scatter with that
-// axis collapsed.
+// axis collapsed. all_reduce sums over one group of every replica (cross-replica mode: no
+// channel handle).
 #include <limits>
+#include <numeric>
 
 #include "kiln/backends/pjrt/stablehlo_lowering.h"
 #include "kiln/ir/error.h"
@@ -182,9 +184,22 @@ Ssa pad(StableHloWriter& writer, const Node& node, const Ssa& x) {
                        i64_array(attrs.high) + ", interior_padding = " + i64_array(interior));
 }
 
+// Half-precision values are summed in f32 and rounded once, as reduce_sum.
+Ssa all_reduce(StableHloWriter& writer, const Node& node, const Ssa& x, int replicas) {
+  std::string element = element_type(is_half(node.dtype) ? DType::f32 : node.dtype);
+  std::vector<int64_t> group(static_cast<size_t>(replicas));
+  std::iota(group.begin(), group.end(), int64_t{0});
+  std::string groups = "replica_groups = dense<[" + int_list(group) + "]> : tensor<1x" +
+                       std::to_string(replicas) + "xi64>";
+  Ssa result = writer.op("stablehlo.all_reduce", {writer.convert(x, element)}, element, node.shape,
+                         groups, writer.binary_region("stablehlo.add", element));
+  return writer.convert(result, element_type(node.dtype));
+}
+
 }  // namespace
 
-Ssa lower_node(StableHloWriter& writer, const Node& node, const std::vector<Ssa>& operands) {
+Ssa lower_node(StableHloWriter& writer, const Node& node, const std::vector<Ssa>& operands,
+               int replicas) {
   // StableHLO has no abs or sign of unsigned integers: abs is x itself, sign is min(x, 1).
   if (node.dtype == DType::u32 && node.op == OpKind::abs) return operands[0];
   if (node.dtype == DType::u32 && node.op == OpKind::sign) {
@@ -245,6 +260,8 @@ Ssa lower_node(StableHloWriter& writer, const Node& node, const std::vector<Ssa>
       return gather(writer, node, operands[0], operands[1]);
     case OpKind::scatter_add:
       return scatter_add(writer, node, operands[0], operands[1], operands[2]);
+    case OpKind::all_reduce:
+      return all_reduce(writer, node, operands[0], replicas);
     default:
       fail("stablehlo", "no lowering for op ", op_name(node.op),
            " (composites must be decomposed first; inputs are arguments)");
