@@ -2,15 +2,21 @@
 #include "kiln/train/task.h"
 
 #include "kiln/ir/error.h"
+#include "kiln/ir/ops.h"
 #include "kiln/models/bert_heads.h"
 
 namespace kiln {
 namespace {
 
 template <typename Model>
-TaskModel parts(Model& model, std::vector<Value> outputs) {
-  return TaskModel{std::move(outputs), model.loss, model.params.values(),
+TaskModel parts(Model& model, std::vector<Value> outputs, Value loss_count) {
+  return TaskModel{std::move(outputs), model.loss, loss_count, model.params.values(),
                    model.params.decay_flags()};
+}
+
+// How many of `values` differ from `ignored` (labels a cross entropy counts), as f32.
+Value count_unlike(Value values, double ignored) {
+  return reduce_sum(cast(ne(values, scalar_like(values, ignored)), DType::f32));
 }
 
 }  // namespace
@@ -39,15 +45,35 @@ TaskModel build_task_model(TaskKind kind, Graph& graph, const BertConfig& config
   switch (kind) {
     case TaskKind::classification: {
       BertClassifier model = bert_for_sequence_classification(graph, config, options);
-      return parts(model, {model.logits});
+      Value count;
+      if (options.with_labels) {
+        // Cross entropy counts the labelled rows; the regression loss the rows with tokens;
+        // multi-label BCE averages over every row.
+        const int64_t batch = options.batch_size;
+        Value first_tokens = slice(model.inputs.attention_mask, {0, 0}, {batch, 1});
+        count = model.labels.dtype() == DType::f32
+                    ? (model.labels.rank() == 1 ? count_unlike(first_tokens, 0.0)
+                                                : full(graph, static_cast<double>(batch),
+                                                       DType::f32, {}))
+                    : count_unlike(model.labels, -100.0);
+      }
+      return parts(model, {model.logits}, count);
     }
     case TaskKind::question_answering: {
       BertQuestionAnswering model = bert_for_question_answering(graph, config, options);
-      return parts(model, {model.start_logits, model.end_logits});
+      Value count;
+      if (options.with_labels) {  // start positions past the sequence are ignored
+        Value inside = lt(model.start_positions,
+                          scalar_like(model.start_positions, static_cast<double>(options.seq_len)));
+        count = reduce_sum(cast(inside, DType::f32));
+      }
+      return parts(model, {model.start_logits, model.end_logits}, count);
     }
     case TaskKind::masked_lm: {
       BertMaskedLM model = bert_for_masked_lm(graph, config, options);
-      return parts(model, {});
+      Value count;
+      if (options.with_labels) count = count_unlike(model.labels, -100.0);
+      return parts(model, {}, count);
     }
   }
   fail("task", "unknown task kind");

@@ -28,6 +28,9 @@ std::string task_architecture(TaskKind kind);
 struct TaskModel {
   std::vector<Value> outputs;  // per row: logits (classification), start and end logits (qa)
   Value loss;                  // invalid without labels
+  // f32 scalar: how many terms (rows, or masked tokens) the loss is the mean of, so that data
+  // parallel replicas weight their losses into the loss of the whole batch.
+  Value loss_count;
   std::vector<Value> params;   // in HF's named_parameters() order
   std::vector<bool> decay;
 };

@@ -121,7 +121,7 @@ std::vector<Tensor> arguments_by_name(const Graph& graph,
 
 TrainStep::TrainStep(Graph& graph, Value loss, const std::vector<Value>& params,
                      const std::vector<bool>& decay, const TrainStepConfig& config,
-                     Runtime& runtime)
+                     Runtime& runtime, Value loss_count)
     : graph_(graph), runtime_(runtime), config_(config), loss_(loss) {
   check(!params.empty() && params.size() == decay.size(), "train_step", params.size(),
         " parameters, ", decay.size(), " decay flags");
@@ -134,17 +134,30 @@ TrainStep::TrainStep(Graph& graph, Value loss, const std::vector<Value>& params,
   }
   Value lr = graph.input(kLearningRate, dtype_, {}, InputRole::state);
   Value step = graph.input(kStep, dtype_, {}, InputRole::state);
+  const bool replicated = config.replicas > 1;
+  if (replicated) {
+    // DDP's arithmetic: each replica's mean, weighted by its share of all replicas' terms, so
+    // that the sums over replicas are the whole batch's mean and its gradient.
+    check(loss_count.valid(), "train_step", "a step of ", config.replicas,
+          " replicas needs the loss's count of terms");
+    Value total = all_reduce(loss_count);
+    Value weight = cast(loss_count / max(total, scalar_like(total, 1.0)), loss.dtype());
+    loss = loss * weight;
+    loss_ = all_reduce(loss);
+  }
   // HF divides each micro-batch's loss by the number of micro-batches before backward.
   Value scaled =
       config.accumulate ? loss * graph.input(kLossScale, loss.dtype(), {}, InputRole::state) : loss;
   std::vector<Value> grads = grad(scaled, params);
-  if (config.accumulate) {
-    for (size_t i = 0; i < params.size(); ++i) {
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (config.accumulate) {
       Value sum = graph.input(names_[i] + kGradSum, dtype_, shapes_[i], InputRole::state);
       zero_sums_.push_back(zeros_like(sum));
       grads[i] = sum + grads[i];
-      new_sums_.push_back(grads[i]);
+      new_sums_.push_back(grads[i]);  // summed on each replica alone until the update (no_sync)
     }
+    // Every replica applies the same update: the sum of all replicas' gradients.
+    if (replicated) grads[i] = all_reduce(grads[i]);
   }
 
   Value squares;
@@ -155,7 +168,7 @@ TrainStep::TrainStep(Graph& graph, Value loss, const std::vector<Value>& params,
   grad_norm_ = sqrt(squares);
   // A non-finite update is not applied: the outputs select the old state (see update()).
   auto is_finite = [](Value x) { return lt(abs(x), scalar_like(x, HUGE_VAL)); };
-  finite_ = logical_and(is_finite(loss), is_finite(grad_norm_));
+  finite_ = logical_and(is_finite(loss_), is_finite(grad_norm_));  // the same on every replica
   if (config.stop_on_nonfinite) {
     finite_ = logical_and(finite_, graph.input(kHealthy, DType::boolean, {}, InputRole::state));
     new_healthy_ = finite_;

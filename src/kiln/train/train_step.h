@@ -114,8 +114,12 @@ class TrainStep {
   // says whether params[i] gets weight decay. Adds the optimizer inputs, the backward graph,
   // clipping and AdamW to `graph` (which must outlive this object). Programs come from
   // `runtime`'s cache: compiled on first use, found again on every later step.
+  // With config.replicas above 1, `loss_count` (an f32 scalar of the graph: the number of terms
+  // the loss averages) weights each replica's loss by its share of the terms of all replicas,
+  // so that the summed loss and gradients are those of the whole batch on one device.
   TrainStep(Graph& graph, Value loss, const std::vector<Value>& params,
-            const std::vector<bool>& decay, const TrainStepConfig& config, Runtime& runtime);
+            const std::vector<bool>& decay, const TrainStepConfig& config, Runtime& runtime,
+            Value loss_count = {});
 
   // A micro-batch that is not the last of its update: adds the gradients of loss * loss_scale
   // to the state's gradient sums. Needs config.accumulate. Returns the (unscaled) loss, still

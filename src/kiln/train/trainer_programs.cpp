@@ -39,8 +39,10 @@ ModelPrograms::Entry& ModelPrograms::entry(const Key& key, DType index_dtype,
   }
   made->model = build_task_model(task_, made->graph, config_, options);
   if (training) {
-    made->step = std::make_unique<TrainStep>(made->graph, made->model.loss, made->model.params,
-                                             made->model.decay, step_config_, runtime_);
+    made->step =
+        std::make_unique<TrainStep>(made->graph, made->model.loss, made->model.params,
+                                    made->model.decay, step_config_, runtime_,
+                                    made->model.loss_count);
   }
   return *entries_.emplace(key, std::move(made)).first->second;
 }
