@@ -18,6 +18,7 @@
 #include "kiln/ir/error.h"
 #include "kiln/train/checkpoint.h"
 #include "kiln/train/classification_data.h"
+#include "kiln/train/dropout_keys.h"
 #include "kiln/train/log_jsonl.h"
 #include "kiln/train/log_metrics.h"
 #include "kiln/train/log_progress.h"
@@ -253,9 +254,11 @@ void Trainer::run_epoch(const TaskData& data, int64_t epoch) {
       TensorMap feeds = data.collate(batches[next], collate, true, epoch);
       const Tensor& input_ids = feeds.at("input_ids");
       feeds["dropout_seed"] = dropout_seed;
-      // The global micro-step: a resumed run redraws the same masks.
-      feeds["dropout_offset"] = Tensor::scalar(
-          DType::i64, static_cast<double>(epoch * batches_per_epoch_ + static_cast<int64_t>(next)));
+      // Keyed by the global micro-step and each row's place in its batch: a resumed run redraws
+      // the same masks, and so would replicas each holding some of the rows.
+      feeds["dropout_offset"] = dropout_row_keys(
+          epoch * batches_per_epoch_ + static_cast<int64_t>(next), static_cast<int64_t>(batch_size),
+          0, input_ids.shape()[0]);
       TrainStep& step =
           programs_.train_step(input_ids.shape(), collate.index_dtype, integer_labels_);
       if (micro + 1 < window) {

@@ -19,7 +19,8 @@ std::string lower_to_stablehlo(const Program& program);
 Ssa lower_node(StableHloWriter& writer, const Node& node, const std::vector<Ssa>& operands);
 
 // random_bits as integer ops: Philox-4x32-10 with key (seed lo, seed hi) and counter
-// (element / 4, stream, offset lo, offset hi), element i taking word i % 4 (kiln/ir/philox.h).
+// (element / 4, stream, offset lo, offset hi), element i taking word i % 4; with a vector offset,
+// leading row r keyed by offset[r] and i counted within the row (kiln/ir/philox.h).
 Ssa lower_random_bits(StableHloWriter& writer, const Ssa& seed, const Ssa& offset, uint32_t stream,
                       const Shape& shape);
 
