@@ -10,6 +10,7 @@
 #include "kiln/ir/ops.h"
 #include "kiln/models/bert_pretrained.h"
 #include "kiln/nn/activation.h"
+#include "kiln/train/dropout_keys.h"
 #include "kiln/train/train_step.h"
 
 namespace kiln {
@@ -32,9 +33,12 @@ struct Built {
   }
 };
 
-std::map<std::string, Tensor> dropout_feeds(int64_t seed, int64_t offset) {
+// The dropout inputs of micro-step `step` of the fixture's batch.
+std::map<std::string, Tensor> dropout_feeds(const BertFixture& fixture, int64_t seed,
+                                            int64_t step) {
+  int64_t batch = fixture.options.batch_size;
   return {{"dropout_seed", Tensor::scalar(DType::i64, static_cast<double>(seed))},
-          {"dropout_offset", Tensor::scalar(DType::i64, static_cast<double>(offset))}};
+          {"dropout_offset", dropout_row_keys(step, batch, 0, batch)}};
 }
 
 BertBuildOptions training(BertBuildOptions options) {
@@ -72,11 +76,11 @@ TEST(BertGraph, DropoutInTrainingDependsOnSeedAndOffset) {
   EXPECT_FALSE(eval.model.dropout.training());
 
   std::vector<double> reference = eval.logits(fixture).to_doubles();
-  std::vector<double> a = train.logits(fixture, dropout_feeds(1, 0)).to_doubles();
+  std::vector<double> a = train.logits(fixture, dropout_feeds(fixture, 1, 0)).to_doubles();
   EXPECT_NE(a, reference);
-  EXPECT_EQ(train.logits(fixture, dropout_feeds(1, 0)).to_doubles(), a);
-  EXPECT_NE(train.logits(fixture, dropout_feeds(2, 0)).to_doubles(), a);
-  EXPECT_NE(train.logits(fixture, dropout_feeds(1, 1)).to_doubles(), a);
+  EXPECT_EQ(train.logits(fixture, dropout_feeds(fixture, 1, 0)).to_doubles(), a);
+  EXPECT_NE(train.logits(fixture, dropout_feeds(fixture, 2, 0)).to_doubles(), a);
+  EXPECT_NE(train.logits(fixture, dropout_feeds(fixture, 1, 1)).to_doubles(), a);
   for (double value : a) EXPECT_TRUE(std::isfinite(value));
 }
 
@@ -91,7 +95,7 @@ TEST(BertGraph, TrainingWithoutDropoutEqualsEvaluation) {
   Built eval(fixture, config, fixture.options);
   Built train(fixture, config, training(fixture.options));
   Tensor expected = eval.logits(fixture);
-  Tensor actual = train.logits(fixture, dropout_feeds(5, 3));
+  Tensor actual = train.logits(fixture, dropout_feeds(fixture, 5, 3));
   for (int64_t i = 0; i < expected.numel(); ++i) {
     EXPECT_NEAR(actual.get(i), expected.get(i), 1e-6 * std::fabs(expected.get(i)) + 1e-7);
   }
@@ -193,10 +197,11 @@ TEST(BertGraph, TrainStepLowersTheLoss) {
                  TrainStepConfig{.adamw = {.weight_decay = 0.01}}, runtime);
   TrainState state(runtime, model.params.state_dict());
   std::vector<double> losses;
-  for (int64_t i = 0; i < 12; ++i) {
+  for (int64_t i = 0; i < 16; ++i) {
     TensorMap feeds = fixture.feeds();
     feeds["dropout_seed"] = Tensor::scalar(DType::i64, 42);
-    feeds["dropout_offset"] = Tensor::scalar(DType::i64, static_cast<double>(i));
+    feeds["dropout_offset"] = dropout_row_keys(i, fixture.options.batch_size, 0,
+                                               fixture.options.batch_size);
     losses.push_back(step.update(state, {feeds}, 5e-3).result().loss);
   }
   EXPECT_NEAR(losses.front(), std::log(3.0), 0.1);  // near-uniform logits at HF's init

@@ -169,8 +169,9 @@ TEST(CompilerBf16, BertTinyTrainingStepStaysCloseToF32) {
   EXPECT_NEAR(bf16[1].get(0), norm, 5e-2 * norm);
   // Output 2 is the finite flag; then parameters and both AdamW moments, all f32. The first AdamW step moves a weight by about
   // lr = 1e-3 whatever its gradient's size, so parameters compare on that scale, and moments
-  // (scaled gradients and their squares) on their tensor's largest entry, plus 1e-9 for the key
-  // biases', whose gradients are zero but for rounding (softmax ignores shifts).
+  // (scaled gradients and their squares) on their tensor's largest entry, plus 5e-9 for the key
+  // biases', whose gradients are zero but for rounding (softmax ignores shifts): that noise
+  // follows the dropout masks (up to 3.4e-9 in a first moment with per-example keys).
   EXPECT_EQ(bf16[2].get(0), 1.0);
   size_t count = (f32.size() - 3) / 3;
   for (size_t i = 3; i < f32.size(); ++i) {
@@ -180,7 +181,7 @@ TEST(CompilerBf16, BertTinyTrainingStepStaysCloseToF32) {
     for (int64_t j = 0; j < f32[i].numel(); ++j) {
       largest = std::max(largest, std::fabs(f32[i].get(j)));
     }
-    double atol = i < 3 + count ? 2.1e-3 : 0.1 * largest + 1e-9;
+    double atol = i < 3 + count ? 2.1e-3 : 0.1 * largest + 5e-9;
     EXPECT_ALLCLOSE(bf16[i], f32[i], 5e-2, atol);
   }
 }

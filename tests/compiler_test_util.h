@@ -17,6 +17,7 @@
 #include "kiln/io/bert_config.h"
 #include "kiln/models/bert.h"
 #include "kiln/runtime/runtime.h"
+#include "kiln/train/dropout_keys.h"
 #include "kiln/train/train_step.h"
 #include "support/testing.h"
 
@@ -127,7 +128,7 @@ struct BertTinyUpdate {
         {"attention_mask", mask},
         {"labels", random_integers(rng, DType::i64, {batch}, 0, config.num_labels())},
         {"dropout_seed", Tensor::scalar(DType::i64, 1234)},
-        {"dropout_offset", Tensor::scalar(DType::i64, 9)}};
+        {"dropout_offset", dropout_row_keys(9, batch, 0, batch)}};
     TrainState state(runtime, model.params.state_dict());
     step->update(state, {feeds}, 1e-3).result();
   }

@@ -10,6 +10,7 @@
 #include "kiln/autodiff/grad.h"
 #include "kiln/io/bert_config.h"
 #include "kiln/models/bert.h"
+#include "kiln/train/dropout_keys.h"
 
 namespace kiln {
 namespace {
@@ -79,7 +80,7 @@ void bert_training_step(const std::string& preset) {
       {"attention_mask", testing::random_integers(rng, DType::i64, {batch, seq}, 1, 2)},
       {"labels", testing::random_integers(rng, DType::i64, {batch}, 0, config.num_labels())},
       {"dropout_seed", Tensor::scalar(DType::i64, 42)},
-      {"dropout_offset", Tensor::scalar(DType::i64, 0)}};
+      {"dropout_offset", dropout_row_keys(0, batch, 0, batch)}};
   std::vector<Tensor> arguments = model.params.arguments(feeds);
   double fused_step = 0.0;
   for (bool fusion : {false, true}) {

@@ -7,6 +7,7 @@
 #include "kiln/autodiff/grad.h"
 #include "kiln/io/bert_config.h"
 #include "kiln/models/bert.h"
+#include "kiln/train/dropout_keys.h"
 
 namespace kiln {
 namespace {
@@ -41,7 +42,7 @@ std::unique_ptr<BertStep> bert_tiny_step(int64_t batch, int64_t seq) {
       {"attention_mask", mask},
       {"labels", testing::random_integers(rng, DType::i64, {batch}, 0, config.num_labels())},
       {"dropout_seed", Tensor::scalar(DType::i64, 1234)},
-      {"dropout_offset", Tensor::scalar(DType::i64, 9)}};
+      {"dropout_offset", dropout_row_keys(9, batch, 0, batch)}};
   step->arguments = model.params.arguments(feeds);
   return step;
 }

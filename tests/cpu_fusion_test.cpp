@@ -91,6 +91,32 @@ TEST(CpuFusion, RandomBitsInsideLoopsMatchReference) {
   testing::expect_matches_reference(graph, outputs, feeds.arguments());
 }
 
+// The same with one key per leading row, rows of 1031 and 1032 elements (blocks crossing rows,
+// drawn aside or in place), and keys computed in the graph: spread from a scalar by a broadcast
+// and counted by a loop over as many elements as the bits (rows of one element). Loop kernels
+// read keys from buffers, so neither is read in place nor joins the bits' group.
+TEST(CpuFusion, RowKeyedRandomBitsInsideLoopsMatchReference) {
+  Graph graph;
+  testing::Feeds feeds(graph);
+  Value seed = feeds.scalar(DType::i64, 77), base = feeds.scalar(DType::i64, 1 << 20);
+  Value keys = feeds.integers(DType::i64, {3}, -1000, 1000);
+  std::vector<Value> outputs;
+  for (int64_t length : {1031, 1032}) {
+    Value x = feeds.any(DType::f32, {3, length});
+    Value bits = random_bits(seed, keys, {3, length}, 2);
+    Value masked = select(ge(bits, full(graph, 3e9, DType::u32, {3, length})), x, zeros_like(x));
+    Value dropped = dropout(x * 2.0, seed, keys, 0.25, 1);
+    outputs.push_back(reduce_sum(masked + dropped, {1}));
+    outputs.push_back(cast(bits, DType::i64));
+  }
+  Value spread = broadcast_in_dim(base, {4}, {});
+  Value counted = iota(graph, DType::i64, {6}, 0) + broadcast_in_dim(base, {6}, {});
+  outputs.push_back(random_bits(seed, spread, {4, 6}, 3));
+  outputs.push_back(random_bits(seed, counted, {6}, 4));
+  outputs.push_back(dropout(feeds.any(DType::f32, {6}), seed, counted, 0.5, 5));
+  testing::expect_matches_reference(graph, outputs, feeds.arguments());
+}
+
 // Runs `outputs` on the CPU backend against the reference and returns the executable. Sums of
 // thousands of rounded terms: bf16/f16 results differ by the length times an ulp.
 std::unique_ptr<Executable> expect_long_sums_match_reference(const Graph& graph,

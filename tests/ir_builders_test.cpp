@@ -94,7 +94,22 @@ TEST(IrBuilders, RandomBits) {
   EXPECT_EQ(error_of([&] { random_bits(bad_seed, offset, {4}, 0); }),
             "[random_bits] seed must be an i64 scalar, got i32()");
   EXPECT_EQ(error_of([&] { random_bits(seed, bad_offset, {4}, 0); }),
-            "[random_bits] offset must be an i64 scalar, got i64(2)");
+            "[random_bits] offset must be an i64 scalar or an i64 vector of one key per leading "
+            "row (4 for (4)), got i64(2)");
+  // One key per leading row.
+  Value row_keys = g.input("keys", DType::i64, {4});
+  expect_type(random_bits(seed, row_keys, {4, 6}, 1), DType::u32, {4, 6});
+  expect_type(random_bits(seed, row_keys, {4}, 1), DType::u32, {4});
+  EXPECT_EQ(error_of([&] { random_bits(seed, row_keys, {}, 0); }),
+            "[random_bits] offset must be an i64 scalar for a scalar result, got i64(4)");
+  Value i32_keys = g.input("keys32", DType::i32, {4});
+  EXPECT_EQ(error_of([&] { random_bits(seed, i32_keys, {4, 6}, 0); }),
+            "[random_bits] offset must be an i64 scalar or an i64 vector of one key per leading "
+            "row (4 for (4,6)), got i32(4)");
+  Value matrix_keys = g.input("keys2d", DType::i64, {4, 1});
+  EXPECT_EQ(error_of([&] { random_bits(seed, matrix_keys, {4, 6}, 0); }),
+            "[random_bits] offset must be an i64 scalar or an i64 vector of one key per leading "
+            "row (4 for (4,6)), got i64(4,1)");
 }
 
 // ---- elementwise ----

@@ -337,7 +337,12 @@ TEST(Composite, Dropout) {
             "[dropout] seed must be an i64 scalar, got i32()");
   Value offsets = g.input("offsets", DType::i64, {2});
   EXPECT_EQ(error_of([&] { dropout(x, seed, offsets, 0.1, 0); }),
-            "[dropout] offset must be an i64 scalar, got i64(2)");
+            "[dropout] offset must be an i64 scalar or an i64 vector of one key per leading row "
+            "(4 for (4,5)), got i64(2)");
+  // One key per row of x.
+  Value row_keys = g.input("row_keys", DType::i64, {4});
+  Value per_row = dropout(x, seed, row_keys, 0.25, 7);
+  EXPECT_EQ(per_row.node().inputs[2], row_keys.id());
 }
 
 // ---- decompositions ----

@@ -68,5 +68,17 @@ TEST(RandomBitsAt, StreamOffsetAndSeedChangeTheBits) {
   EXPECT_NE(random_bits_at(seed + (int64_t{1} << 32), offset, 0, 9), base);  // seed hi word
 }
 
+// Element (r, i) of a row-keyed draw is element i of a draw keyed by the row's offset alone: its
+// block counter restarts at each row (rows of 6 here, so row 1 starts mid-block of the flat index).
+TEST(RandomBitsRowAt, EachRowIsADrawOfItsOwnKey) {
+  const int64_t offsets[] = {5, -1, int64_t{1} << 40};
+  for (int64_t index = 0; index < 18; ++index) {
+    EXPECT_EQ(random_bits_row_at(99, offsets, 2, 6, index),
+              random_bits_at(99, offsets[index / 6], 2, index % 6))
+        << "element " << index;
+  }
+  EXPECT_NE(random_bits_row_at(99, offsets, 2, 6, 6), random_bits_at(99, 5, 2, 6));
+}
+
 }  // namespace
 }  // namespace kiln

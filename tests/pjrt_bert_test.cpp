@@ -9,6 +9,7 @@
 #include "kiln/io/bert_config.h"
 #include "kiln/models/bert.h"
 #include "kiln/runtime/runtime.h"
+#include "kiln/train/dropout_keys.h"
 #include "kiln/train/train_step.h"
 #include "pjrt_test_util.h"
 
@@ -45,7 +46,7 @@ Trajectory train_bert_tiny(Backend& backend, bool bf16 = false) {
         {"attention_mask", mask},
         {"labels", testing::random_integers(rng, DType::i64, {kBatch}, 0, config.num_labels())},
         {"dropout_seed", Tensor::scalar(DType::i64, 1234)},
-        {"dropout_offset", Tensor::scalar(DType::i64, s * 1000)}};
+        {"dropout_offset", dropout_row_keys(s * 1000, kBatch, 0, kBatch)}};
     trajectory.steps.push_back(step.update(state, {feeds}, 1e-3).result());
   }
   trajectory.params = state.params();

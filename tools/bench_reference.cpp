@@ -66,13 +66,17 @@ void bench_bert_step(Backend& backend, int64_t batch, int64_t seq) {
   for (const Value& gradient : grad(model.loss, model.params.values())) {
     outputs.push_back(gradient);
   }
+  // Micro-step 0's dropout keys, one per row, as dropout_row_keys gives them (this tool links no
+  // training code).
+  Tensor dropout_keys(DType::i64, {batch});
+  for (int64_t row = 0; row < batch; ++row) dropout_keys.set(row, static_cast<double>(row));
   std::map<std::string, Tensor> feeds = {
       {"input_ids", random_tensor(DType::i64, {batch, seq}, 0, config.vocab_size, 2)},
       {"token_type_ids", random_tensor(DType::i64, {batch, seq}, 0, 2, 3)},
       {"attention_mask", random_tensor(DType::i64, {batch, seq}, 1, 2, 4)},
       {"labels", random_tensor(DType::i64, {batch}, 0, config.num_labels(), 5)},
       {"dropout_seed", Tensor::scalar(DType::i64, 42)},
-      {"dropout_offset", Tensor::scalar(DType::i64, 0)}};
+      {"dropout_offset", dropout_keys}};
   std::unique_ptr<Executable> executable = backend.compile(graph, outputs);
   std::vector<Tensor> arguments = model.params.arguments(feeds);
   double start = cpu_seconds();

@@ -37,6 +37,8 @@ class Feeds {
     return add(dtype, shape, values);
   }
   Value scalar(DType dtype, double value) { return add(dtype, {}, Tensor::scalar(dtype, value)); }
+  // An input holding `value` as it is (i64 values beyond 2^53, say).
+  Value tensor(const Tensor& value) { return add(value.dtype(), value.shape(), value); }
 
   Graph& graph() { return graph_; }
   std::mt19937_64& rng() { return rng_; }

@@ -46,9 +46,21 @@ Outputs iotas(Feeds& in, DType d) {
   return {iota(in.graph(), d, {3, 4, 5}, 1), iota(in.graph(), d, {7}, 0)};
 }
 
+// One key per leading row, with high bits set and negative ones (random_bits' vector offset).
+Value row_keys(Feeds& in, int64_t rows) {
+  Tensor keys(DType::i64, {rows});
+  for (int64_t r = 0; r < rows; ++r) keys.data_as<int64_t>()[r] = (r - 2) * 0x123456789AB + r;
+  return in.tensor(keys);
+}
+
+// One key, and one per leading row: rows of 7 and 1001 elements (not multiples of 4, and longer
+// than a block of the CPU's loop kernels) and of 400.
 Outputs random_bits_case(Feeds& in, DType) {
   Value seed = in.scalar(DType::i64, -12345678901), offset = in.scalar(DType::i64, 77);
-  return {random_bits(seed, offset, {5, 7}, 3), random_bits(seed, offset, {40001}, 0)};
+  return {random_bits(seed, offset, {5, 7}, 3), random_bits(seed, offset, {40001}, 0),
+          random_bits(seed, row_keys(in, 5), {5, 7}, 3),
+          random_bits(seed, row_keys(in, 3), {3, 4, 100}, 1),
+          random_bits(seed, row_keys(in, 4), {4, 1001}, 2)};
 }
 
 // Integer divisors in [1, 5) with random signs (u32 stays positive).
@@ -200,7 +212,8 @@ Outputs attentions(Feeds& in, DType d) {
 
 Outputs dropouts(Feeds& in, DType d) {
   Value seed = in.scalar(DType::i64, 42), offset = in.scalar(DType::i64, 3);
-  return {dropout(in.any(d, {5, 4001}), seed, offset, 0.3, 2)};
+  return {dropout(in.any(d, {5, 4001}), seed, offset, 0.3, 2),
+          dropout(in.any(d, {6, 3, 7}), seed, row_keys(in, 6), 0.3, 4)};
 }
 
 // Alone and between elementwise ops (a fused loop on either side); NaNs pass through.

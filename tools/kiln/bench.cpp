@@ -17,6 +17,7 @@
 #include "kiln/ir/philox.h"
 #include "kiln/models/bert.h"
 #include "kiln/runtime/cpu_peak.h"
+#include "kiln/train/dropout_keys.h"
 #include "kiln/train/train_step.h"
 
 namespace kiln::cli {
@@ -119,7 +120,7 @@ void run_bench(const BenchOptions& options) {
   std::vector<double> losses, times;
   auto run_step = [&](int64_t index) {
     // A new dropout mask each step, as torch's generator advances.
-    feeds["dropout_offset"] = Tensor::scalar(DType::i64, static_cast<double>(index));
+    feeds["dropout_offset"] = dropout_row_keys(index, options.batch, 0, options.batch);
     losses.push_back(step.update(state, {feeds}, kLearningRate).result().loss);
   };
   for (int64_t i = 0; i < options.warmup; ++i) run_step(i);

@@ -30,6 +30,12 @@ bool elementwise(OpKind op) {
 
 bool gemm_dtype(DType dtype) { return dtype == DType::f32 || dtype == DType::bf16; }
 
+// Whether operand k of `n` is a key of random bits (random_bits' seed and offset, dropout's): loop
+// kernels read keys from their buffers, by row, never as a register of the group's elements.
+bool key_operand(const Node& n, size_t k) {
+  return (n.op == OpKind::random_bits && k < 2) || (n.op == OpKind::dropout && k >= 1);
+}
+
 struct Group {
   KernelGroup kernel;
   int64_t domain = 0;   // elements of the index space (loop groups)
@@ -145,6 +151,9 @@ class Fuser {
       const Node& r = node(reader);
       bool fills_scatter = scalar_constant && r.op == OpKind::scatter_add &&
                            resolve(r.inputs[0]) == id && resolve(r.inputs[2]) != id;
+      for (size_t k = 0; k < r.inputs.size(); ++k) {
+        all = all && !(key_operand(r, k) && resolve(r.inputs[k]) == id);
+      }
       all = all && (loop_member(r) || fills_scatter);
     });
     return all;
@@ -235,10 +244,12 @@ class Fuser {
       return false;
     }
     if (reduction.columns > 0 && target.width > 0) return false;
-    for (int32_t operand : n.inputs) {
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      int32_t operand = n.inputs[k];
       int32_t source = resolve(operand);
       if (in_place(source)) source = resolve(node(source).inputs[0]);  // read by index
       if (group(source) == g) {
+        if (key_operand(n, k)) return false;
         // Values of the group are read at the same element: not through a broadcast, and not a
         // reduction's row result.
         if (in_place(resolve(operand)) || reduces_in_loops(node(source))) {

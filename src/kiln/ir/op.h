@@ -56,8 +56,9 @@ struct IotaAttrs {
   bool operator==(const IotaAttrs&) const = default;
 };
 
-// Philox-4x32-10 bits: key = seed (i64 operand), counter = (element/4, stream, offset lo, offset hi);
-// element i takes word i%4 of its block. See kiln/ir/philox.h.
+// Philox-4x32-10 bits: key = seed (i64 scalar operand), counter = (element/4, stream, offset lo,
+// offset hi); element i takes word i%4 of its block. With an i64 vector offset of shape[0] keys,
+// each leading row r is keyed by offset[r] and i counts within the row. See kiln/ir/philox.h.
 struct RandomBitsAttrs {
   uint32_t stream = 0;
 

@@ -22,7 +22,8 @@ Value ones_like(Value x);
 // A rank-0 constant of x's dtype.
 Value scalar_like(Value x, double value);
 Value iota(Graph& graph, DType dtype, const Shape& shape, int64_t dim);
-// u32 Philox bits; seed and offset are i64 scalars (usually inputs, so steps reuse one program).
+// u32 Philox bits; seed is an i64 scalar, offset an i64 scalar or an i64 vector of shape[0] keys,
+// one per leading row (usually inputs, so steps reuse one program). See kiln/ir/philox.h.
 Value random_bits(Value seed, Value offset, const Shape& shape, uint32_t stream);
 
 // ---- elementwise unary ----
@@ -118,7 +119,8 @@ Value cross_entropy(Value logits, Value labels, int64_t ignore_index = -100);
 // q [..., Sq, D], k [..., Sk, D], v [..., Sk, Dv], mask additive with the scores' rank (dims 1 or
 // equal to [..., Sq, Sk]) -> [..., Sq, Dv].
 Value attention(Value q, Value k, Value v, Value mask, double scale);
-// rate in [0, 1); rate 0 returns x itself.
+// rate in [0, 1); rate 0 returns x itself. seed: an i64 scalar; offset: an i64 scalar, or an i64
+// vector of x.dim(0) keys so that each leading row's mask depends on its own key (random_bits).
 Value dropout(Value x, Value seed, Value offset, double rate, uint32_t stream);
 
 // ---- collectives ----

@@ -22,11 +22,6 @@ Value softmax_like(OpKind op, const char* where, Value x, int64_t axis) {
   return add_composite(op, {x}, SoftmaxAttrs{axis}, x.dtype(), x.shape());
 }
 
-void check_key(Value key, const char* name) {
-  check(key.dtype() == DType::i64 && key.rank() == 0, "dropout", name,
-        " must be an i64 scalar, got ", detail::type_str(key));
-}
-
 }  // namespace
 
 Value softmax(Value x, int64_t axis) { return softmax_like(OpKind::softmax, "softmax", x, axis); }
@@ -109,8 +104,9 @@ Value attention(Value q, Value k, Value v, Value mask, double scale) {
 Value dropout(Value x, Value seed, Value offset, double rate, uint32_t stream) {
   detail::check_operands({x, seed, offset}, "dropout");
   detail::check_floating(x, "dropout");
-  check_key(seed, "seed");
-  check_key(offset, "offset");
+  check(seed.dtype() == DType::i64 && seed.rank() == 0, "dropout",
+        "seed must be an i64 scalar, got ", detail::type_str(seed));
+  detail::check_random_offset(offset, x.shape(), "dropout");
   check(rate >= 0.0 && rate < 1.0, "dropout", "rate ", rate, " out of range [0, 1)");
   if (rate == 0.0) return x;
   return add_composite(OpKind::dropout, {x, seed, offset}, DropoutAttrs{rate, stream}, x.dtype(),

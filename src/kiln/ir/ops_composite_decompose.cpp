@@ -102,6 +102,7 @@ Value decompose_attention(const Node& node, std::span<const Value> inputs) {
 }
 
 // keep = bits >= threshold, threshold = min(floor(rate * 2^32), 2^32 - 1); kept values scaled.
+// The offset, one key or one per leading row, keys the bits as it keys random_bits.
 Value decompose_dropout(const Node& node, std::span<const Value> inputs) {
   const auto& attrs = node.attr<DropoutAttrs>();
   Value x = widen(inputs[0]);

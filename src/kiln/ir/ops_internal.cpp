@@ -52,6 +52,15 @@ void check_numeric(const Value& x, std::string_view where) {
   check(x.dtype() != DType::boolean, where, "needs a numeric dtype, got bool");
 }
 
+void check_random_offset(const Value& offset, const Shape& shape, std::string_view where) {
+  if (offset.dtype() == DType::i64 && offset.rank() == 0) return;
+  check(!shape.empty(), where, "offset must be an i64 scalar for a scalar result, got ",
+        type_str(offset));
+  check(offset.dtype() == DType::i64 && offset.rank() == 1 && offset.dim(0) == shape[0], where,
+        "offset must be an i64 scalar or an i64 vector of one key per leading row (", shape[0],
+        " for ", shape_str(shape), "), got ", type_str(offset));
+}
+
 Shape broadcast_shapes(const std::vector<Shape>& shapes, std::string_view where) {
   size_t rank = 0;
   for (const Shape& shape : shapes) rank = std::max(rank, shape.size());

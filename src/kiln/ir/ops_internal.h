@@ -26,6 +26,9 @@ void check_same_dtype(const Value& a, const Value& b, std::string_view where);
 void check_floating(const Value& x, std::string_view where);
 // Throws "[where] needs a numeric dtype, got bool".
 void check_numeric(const Value& x, std::string_view where);
+// The offset of random bits of `shape`: an i64 scalar, or an i64 vector of shape[0] keys (one per
+// leading row); throws "[where] offset ... got i64(3)" otherwise.
+void check_random_offset(const Value& offset, const Shape& shape, std::string_view where);
 
 // The numpy broadcast of the shapes (dims aligned from the right, size 1 stretches); throws
 // "[where] cannot broadcast (4,3) with (5,3)".

@@ -46,9 +46,8 @@ Value random_bits(Value seed, Value offset, const Shape& shape, uint32_t stream)
   detail::check_operands({seed, offset}, "random_bits");
   check(seed.dtype() == DType::i64 && seed.rank() == 0, "random_bits",
         "seed must be an i64 scalar, got ", detail::type_str(seed));
-  check(offset.dtype() == DType::i64 && offset.rank() == 0, "random_bits",
-        "offset must be an i64 scalar, got ", detail::type_str(offset));
   detail::check_dims(shape, "random_bits");
+  detail::check_random_offset(offset, shape, "random_bits");
   return seed.graph().add_node(OpKind::random_bits, {seed, offset}, RandomBitsAttrs{stream},
                                DType::u32, shape);
 }

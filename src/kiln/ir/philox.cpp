@@ -43,4 +43,10 @@ uint32_t random_bits_at(int64_t seed, int64_t offset, uint32_t stream, int64_t i
   return philox4x32_10(counter, key)[static_cast<std::size_t>(index % 4)];
 }
 
+uint32_t random_bits_row_at(int64_t seed, std::span<const int64_t> offsets, uint32_t stream,
+                            int64_t row_length, int64_t index) {
+  return random_bits_at(seed, offsets[static_cast<std::size_t>(index / row_length)], stream,
+                        index % row_length);
+}
+
 }  // namespace kiln

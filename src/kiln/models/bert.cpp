@@ -157,7 +157,7 @@ BertClassifier bert_for_sequence_classification(Graph& graph, const BertConfig& 
       model.labels = graph.input("labels", options.dtype, {batch, labels_count});
     }
   }
-  if (options.training) model.dropout = DropoutContext::with_inputs(graph);
+  if (options.training) model.dropout = DropoutContext::with_inputs(graph, options.batch_size);
 
   BertOutputs bert = bert_model(config, model.inputs, model.params, model.dropout);
   double rate = config.classifier_dropout.value_or(config.hidden_dropout_prob);

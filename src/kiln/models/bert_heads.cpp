@@ -29,7 +29,7 @@ BertQuestionAnswering bert_for_question_answering(Graph& graph, const BertConfig
     model.start_positions = graph.input("start_positions", options.index_dtype, {batch});
     model.end_positions = graph.input("end_positions", options.index_dtype, {batch});
   }
-  if (options.training) model.dropout = DropoutContext::with_inputs(graph);
+  if (options.training) model.dropout = DropoutContext::with_inputs(graph, options.batch_size);
 
   BertOutputs bert = bert_model(config, model.inputs, model.params, model.dropout, "bert",
                                 /*add_pooling_layer=*/false);
@@ -65,7 +65,7 @@ BertMaskedLM bert_for_masked_lm(Graph& graph, const BertConfig& config,
   } else if (options.with_labels) {
     model.labels = graph.input("labels", options.index_dtype, {batch, seq});
   }
-  if (options.training) model.dropout = DropoutContext::with_inputs(graph);
+  if (options.training) model.dropout = DropoutContext::with_inputs(graph, options.batch_size);
 
   BertOutputs bert = bert_model(config, model.inputs, model.params, model.dropout, "bert",
                                 /*add_pooling_layer=*/false);

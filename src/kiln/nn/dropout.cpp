@@ -5,9 +5,9 @@
 
 namespace kiln {
 
-DropoutContext DropoutContext::with_inputs(Graph& graph) {
+DropoutContext DropoutContext::with_inputs(Graph& graph, int64_t batch_size) {
   Value seed = graph.input("dropout_seed", DType::i64, {});
-  Value offset = graph.input("dropout_offset", DType::i64, {});
+  Value offset = graph.input("dropout_offset", DType::i64, {batch_size});
   return DropoutContext(seed, offset);
 }
 

@@ -1,5 +1,7 @@
-// Dropout sites of one forward pass: each draws its own Philox stream of one (seed, offset) pair,
-// which are graph inputs so that every training step reuses one compiled program.
+// Dropout sites of one forward pass: each draws its own Philox stream of one seed and the offset
+// keys, which are graph inputs so that every training step reuses one compiled program. Keys come
+// one per example (every site's tensor has the batch as its leading dim), so that an example's
+// masks depend on its own key only, however the batch is split among replicas.
 #pragma once
 
 #include <cstdint>
@@ -12,10 +14,12 @@ class DropoutContext {
  public:
   // Evaluation: every site is the identity.
   DropoutContext() = default;
-  // Training: `seed` and `offset` are i64 scalars (usually inputs; the offset is the step).
+  // Training: `seed` an i64 scalar, `offset` an i64 scalar or an i64 vector of one key per row
+  // of every site's leading dim (usually inputs; see the dropout op).
   DropoutContext(Value seed, Value offset) : seed_(seed), offset_(offset) {}
-  // Training, with new i64 scalar inputs "dropout_seed" and "dropout_offset" of `graph`.
-  static DropoutContext with_inputs(Graph& graph);
+  // Training, with new inputs of `graph`: "dropout_seed" (i64 scalar) and "dropout_offset" (i64
+  // [batch_size], one key per example: see dropout_row_keys in kiln/train/dropout_keys.h).
+  static DropoutContext with_inputs(Graph& graph, int64_t batch_size);
 
   bool training() const { return seed_.valid(); }
   Value seed() const { return seed_; }

@@ -65,7 +65,10 @@ inline int64_t wrap_neg(int64_t a) { return wrap_sub(0, a); }
 // Product of shape[begin, end).
 int64_t dims_product(const Shape& shape, size_t begin, size_t end);
 
-// bits[i] = random_bits_at(seed, offset, stream, i) for i < count, one Philox block per 4 words.
-void fill_random_bits(int64_t seed, int64_t offset, uint32_t stream, uint32_t* bits, int64_t count);
+// The bits of random_bits(seed, offset, shape, stream) (kiln/ir/philox.h): with a scalar offset
+// bits[i] = random_bits_at(seed, offset, stream, i), with a vector one each leading row r takes
+// random_bits_at(seed, offset[r], stream, i) for i within the row; one Philox block per 4 words.
+void fill_random_bits(int64_t seed, const Tensor& offset, uint32_t stream, uint32_t* bits,
+                      const Shape& shape);
 
 }  // namespace kiln::reference

@@ -204,8 +204,7 @@ Tensor kernel_dropout(const Node& node, Operands operands) {
   const DropoutAttrs& attrs = node.attr<DropoutAttrs>();
   auto threshold = static_cast<uint32_t>(std::min(std::floor(attrs.rate * 0x1p32), 0x1p32 - 1));
   std::vector<uint32_t> bits(static_cast<size_t>(x.numel()));
-  fill_random_bits(load_int(operands[1], 0), load_int(operands[2], 0), attrs.stream, bits.data(),
-                   x.numel());
+  fill_random_bits(load_int(operands[1], 0), operands[2], attrs.stream, bits.data(), x.shape());
   Tensor out(x.dtype(), node.shape);
   visit_floating(node, x.dtype(), [&]<typename T>() {
     const T* in = x.data_as<T>();

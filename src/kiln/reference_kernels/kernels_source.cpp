@@ -25,12 +25,10 @@ Tensor kernel_iota(const Node& node, Operands) {
 }
 
 Tensor kernel_random_bits(const Node& node, Operands operands) {
-  int64_t seed = load_int(operands[0], 0);
-  int64_t offset = load_int(operands[1], 0);
   if (node.dtype != DType::u32) fail_dtype(node, node.dtype);
   Tensor out(DType::u32, node.shape);
-  fill_random_bits(seed, offset, node.attr<RandomBitsAttrs>().stream, out.data_as<uint32_t>(),
-                   out.numel());
+  fill_random_bits(load_int(operands[0], 0), operands[1], node.attr<RandomBitsAttrs>().stream,
+                   out.data_as<uint32_t>(), node.shape);
   return out;
 }
 

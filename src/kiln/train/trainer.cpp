@@ -19,6 +19,7 @@
 #include "kiln/ir/error.h"
 #include "kiln/train/checkpoint.h"
 #include "kiln/train/classification_data.h"
+#include "kiln/train/dropout_keys.h"
 #include "kiln/train/log_jsonl.h"
 #include "kiln/train/log_metrics.h"
 #include "kiln/train/log_progress.h"
@@ -254,8 +255,6 @@ ReplicaFeeds Trainer::replica_feeds(const TaskData& data, const std::vector<size
                                     const CollateOptions& collate, int64_t epoch,
                                     int64_t micro_step, int64_t seed) const {
   const Tensor dropout_seed = Tensor::scalar(DType::i64, static_cast<double>(seed));
-  // The global micro-step: a resumed run redraws the same masks.
-  const Tensor dropout_offset = Tensor::scalar(DType::i64, static_cast<double>(micro_step));
   const auto replicas = static_cast<size_t>(train_state_.replicas());
   ReplicaFeeds feeds;
   if (replicas == 1) {
@@ -272,9 +271,14 @@ ReplicaFeeds Trainer::replica_feeds(const TaskData& data, const std::vector<size
       feeds.push_back(data.collate(mine, slice, true, epoch));
     }
   }
-  for (TensorMap& replica : feeds) {
-    replica["dropout_seed"] = dropout_seed;
-    replica["dropout_offset"] = dropout_offset;
+  // Keyed by the global micro-step and each row's place in the global batch: a resumed run
+  // redraws the same masks, and any number of replicas draws those of one device.
+  for (size_t r = 0; r < replicas; ++r) {
+    feeds[r]["dropout_seed"] = dropout_seed;
+    feeds[r]["dropout_offset"] =
+        dropout_row_keys(micro_step, static_cast<int64_t>(collate.batch_size),
+                         static_cast<int64_t>(r), feeds[r].at("input_ids").shape()[0],
+                         static_cast<int64_t>(replicas));
   }
   return feeds;
 }

@@ -103,6 +103,10 @@ class ProgramBuilder {
         size_t first = node.op == OpKind::dropout ? 1 : 0;
         compute.seed = node.inputs[first];
         compute.offset = node.inputs[first + 1];
+        if (graph.node(compute.offset).shape.size() == 1) {  // one key per leading row
+          Shape row(node.shape.begin() + 1, node.shape.end());
+          compute.row = std::max<int64_t>(1, shape_numel(row));  // empty rows draw nothing
+        }
         if (node.op == OpKind::dropout) {
           const DropoutAttrs& attrs = node.attr<DropoutAttrs>();
           compute.a = operand(node.inputs[0]);

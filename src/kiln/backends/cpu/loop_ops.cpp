@@ -408,12 +408,40 @@ void cast_run(const Instr& instr, const BlockContext& block) {
                       block.count);
 }
 
+// Keyed per leading row: each row's part of the block is drawn with the row's key, its elements
+// counted from the row's start. When rows hold a multiple of 4 elements, a row's Philox blocks
+// start where a block of the flat index would, so the parts' words land in place, one after the
+// other (words[0] is element begin rounded down to 4). Otherwise a part's first and last blocks
+// straddle its neighbours' elements: each part is drawn aside and its elements copied.
+const uint32_t* row_bits(const Instr& instr, const BlockContext& block, int64_t seed,
+                         const int64_t* offsets, uint32_t* words) {
+  const int64_t end = block.begin + block.count, row = instr.row;
+  const bool aligned = row % 4 == 0;
+  uint32_t* next = words;
+  for (int64_t at = block.begin; at < end;) {
+    int64_t r = at / row;
+    int64_t i = at - r * row, stop = std::min(end, (r + 1) * row) - r * row;
+    int64_t first = i / 4, blocks = (stop + 3) / 4 - first;
+    if (aligned) {
+      philox_blocks(seed, offsets[r], instr.stream, first, blocks, next);
+      next += 4 * blocks;
+    } else {
+      uint32_t part[kBlock + 8];  // a part's blocks cover at most its elements + 6 more
+      philox_blocks(seed, offsets[r], instr.stream, first, blocks, part);
+      std::copy_n(part + i % 4, stop - i, words + (at - block.begin));
+    }
+    at += stop - i;
+  }
+  return aligned ? words + block.begin % 4 : words;
+}
+
 // The Philox words of the block's elements: words[i] is element begin + i's.
 const uint32_t* block_bits(const Instr& instr, const BlockContext& block, uint32_t* words) {
   int64_t seed = *block.buffers->at<int64_t>(instr.seed);
-  int64_t offset = *block.buffers->at<int64_t>(instr.offset);
+  const int64_t* offsets = block.buffers->at<int64_t>(instr.offset);
+  if (instr.row > 0) return row_bits(instr, block, seed, offsets, words);
   int64_t first = block.begin / 4, last = (block.begin + block.count + 3) / 4;
-  philox_blocks(seed, offset, instr.stream, first, last - first, words);
+  philox_blocks(seed, *offsets, instr.stream, first, last - first, words);
   return words + block.begin % 4;
 }
 

@@ -72,7 +72,8 @@ struct Instr {
   InstrFn run = nullptr;
   int32_t out = -1, a = -1, b = -1, c = -1;  // registers (c: select's third, random bits' words)
   int32_t node = -1;  // the buffer loaded, stored, reduced into, or a binary op's scalar operand
-  int32_t seed = -1, offset = -1;            // random bits: their scalar i64 buffers
+  int32_t seed = -1, offset = -1;            // random bits: their i64 key buffers
+  int64_t row = 0;  // random bits keyed per leading row: elements per row (0: one scalar offset)
   int32_t slot = -1;                         // reductions: their accumulator in the state
   int64_t columns = 0;                       // column sums: their accumulators, from `slot` on
   CombineFn combine = nullptr;               // reductions: folds the threads' partial results

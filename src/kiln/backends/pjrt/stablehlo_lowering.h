@@ -21,7 +21,8 @@ Ssa lower_node(StableHloWriter& writer, const Node& node, const std::vector<Ssa>
                int replicas);
 
 // random_bits as integer ops: Philox-4x32-10 with key (seed lo, seed hi) and counter
-// (element / 4, stream, offset lo, offset hi), element i taking word i % 4 (kiln/ir/philox.h).
+// (element / 4, stream, offset lo, offset hi), element i taking word i % 4; with a vector offset,
+// leading row r keyed by offset[r] and i counted within the row (kiln/ir/philox.h).
 Ssa lower_random_bits(StableHloWriter& writer, const Ssa& seed, const Ssa& offset, uint32_t stream,
                       const Shape& shape);
 
