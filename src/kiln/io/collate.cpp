@@ -74,7 +74,8 @@ size_t bucket_length(size_t longest, const CollateOptions& options) {
 
 Batch collate_inputs(std::span<const Encoding> encodings, std::span<const size_t> indices,
                      const CollateOptions& options, const std::function<std::string(size_t)>& where) {
-  check(!indices.empty() && indices.size() <= options.batch_size, "collate", indices.size(),
+  // No examples is a batch of padding rows: a data-parallel replica past the end of the data.
+  check(indices.size() <= options.batch_size, "collate", indices.size(),
         " examples for a batch of ", options.batch_size);
   check(options.index_dtype == DType::i32 || options.index_dtype == DType::i64, "collate",
         "index dtype must be i32 or i64");

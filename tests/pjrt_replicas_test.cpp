@@ -1,0 +1,115 @@
+// Data parallel on the XLA CPU plugin's devices (8 of them, as a TPU v3-8 has cores): a run with
+// N replicas and the same global batch logs the same losses and gradient norms and ends with the
+// same weights as one device (dropout on, clipping, gradient accumulation); the step compiles
+// once; a checkpoint of N replicas resumes exactly; per update only the batch goes to the
+// devices and a few scalars come back.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kiln/backends/pjrt/pjrt_backend.h"
+#include "pjrt_test_util.h"
+#include "trainer_test_util.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kDevices = 8;
+constexpr int64_t kGlobalBatch = 8;
+
+// The plugin with 8 CPU devices; made once per process (the plugin's client is).
+Backend* backend_with_eight_devices() {
+  static std::unique_ptr<Backend> backend = [] {
+    const std::string plugin = testing::cpu_plugin_path();
+    if (plugin.empty()) return std::unique_ptr<Backend>();
+    pjrt::DiscoverySources sources = pjrt::discovery_sources(plugin);
+    return make_pjrt_backend_for(pjrt::PluginKind::cpu, sources, kDevices);
+  }();
+  return backend.get();
+}
+
+struct Outcome {
+  std::vector<double> losses, grad_norms;
+  TensorMap weights;
+  int64_t compiles = 0;
+  RuntimeCounters counters;
+};
+
+std::vector<double> logged(const TrainerState& state, const char* key) {
+  std::vector<double> out;
+  for (const nlohmann::json& entry : state.log_history) {
+    if (entry.contains(key)) out.push_back(entry[key].get<double>());
+  }
+  return out;
+}
+
+TrainingArguments replica_args(int64_t replicas, int64_t accumulation) {
+  TrainingArguments args = testing::tiny_args("unused");
+  args.num_devices = replicas;
+  args.per_device_train_batch_size = kGlobalBatch / replicas / accumulation;
+  args.gradient_accumulation_steps = accumulation;
+  args.max_grad_norm = 0.5;
+  args.weight_decay = 0.01;
+  args.num_train_epochs = 2;
+  return args;
+}
+
+Outcome train(Backend& backend, const fs::path& dir, const ClassificationDataset& data,
+          TrainingArguments args) {
+  fs::create_directories(dir);
+  const fs::path vocab = testing::write_vocab(dir);
+  Tokenizer tokenizer = tokenizer_load_vocab(vocab.string());
+  BertConfig config = testing::tiny_config(tokenizer.vocab_size(), /*dropout=*/0.1);
+  args.output_dir = (dir / "out").string();
+  training_arguments_post_init(args);
+  std::ostringstream log;
+  Trainer trainer(args, config, testing::initial_weights(config, 7), tokenizer, backend, log);
+  trainer.train(data, nullptr);
+  return {logged(trainer.state(), "loss"), logged(trainer.state(), "grad_norm"), trainer.weights(),
+          trainer.compiles(), trainer.runtime_counters()};
+}
+
+void expect_same_run(const Outcome& replicated, const Outcome& single) {
+  ASSERT_EQ(replicated.losses.size(), single.losses.size());
+  ASSERT_FALSE(single.losses.empty());
+  for (size_t i = 0; i < single.losses.size(); ++i) {
+    SCOPED_TRACE("update " + std::to_string(i + 1));
+    EXPECT_NEAR(replicated.losses[i], single.losses[i], 1e-5 * std::abs(single.losses[i]));
+    EXPECT_NEAR(replicated.grad_norms[i], single.grad_norms[i],
+                1e-5 * std::abs(single.grad_norms[i]));
+  }
+  for (const auto& [name, value] : single.weights) {
+    SCOPED_TRACE(name);
+    EXPECT_ALLCLOSE(replicated.weights.at(name), value, 1e-5, 1e-6);
+  }
+}
+
+// 30 examples in batches of 8: the last global batch of each epoch has 6 real rows, so some
+// replicas hold fewer real rows than others (and at 8 replicas two hold none).
+TEST(PjrtReplicas, AnyNumberOfReplicasTrainsAsOneDevice) {
+  Backend* backend = backend_with_eight_devices();
+  KILN_SKIP_WITHOUT_CPU_PLUGIN(backend == nullptr ? std::string() : std::string("found"));
+  ASSERT_EQ(backend->devices(), kDevices);
+  fs::path dir = testing::scratch_folder();
+  ClassificationDataset data =
+      testing::load_sentiment(testing::write_sentiment_tsv(dir / "train.tsv", 30, 3));
+  for (int64_t accumulation : {1, 2}) {
+    SCOPED_TRACE("gradient_accumulation_steps " + std::to_string(accumulation));
+    const std::string tag = "acc" + std::to_string(accumulation);
+    Outcome single = train(*backend, dir / (tag + "-1"), data, replica_args(1, accumulation));
+    for (int64_t replicas : {2, 4, 8}) {
+      if (kGlobalBatch / replicas / accumulation == 0) continue;
+      SCOPED_TRACE(std::to_string(replicas) + " replicas");
+      Outcome replicated = train(*backend, dir / (tag + "-" + std::to_string(replicas)), data,
+                             replica_args(replicas, accumulation));
+      expect_same_run(replicated, single);
+      // One training step (and one accumulation step) for every batch shape.
+      EXPECT_EQ(replicated.compiles, single.compiles);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln
