@@ -40,7 +40,7 @@ TEST(CliPjrt, TrainingOnXlaCpuLogsTheCpuBackendsLosses) {
   fs::path train = testing::write_sentiment_tsv(dir / "train.tsv", 40, 21, {"neg", "pos"});
   std::vector<std::vector<double>> losses;
   for (std::string device : {"cpu", "pjrt:cpu"}) {
-    fs::path out = dir / device.substr(device.find(':') + 1);
+    fs::path out = dir / (device == "cpu" ? "native" : "xla");  // two runs, two folders
     testing::CommandResult trained =
         run_kiln("train " + model + " " + testing::quick_run_flags(out) + " --train_file " +
                  train.string() + " --max_steps 4 --logging_steps 1 --device " + device +
