@@ -1,4 +1,4 @@
-// Argument checks shared by every backend.
+// Argument checks shared by every backend, and the default of the optional serialization hook.
 #include "kiln/backends/backend.h"
 
 #include "kiln/ir/error.h"
@@ -17,6 +17,11 @@ void check_arguments(const Graph& graph, const std::vector<Tensor>& arguments) {
           shape_str(node.shape), ", got ", dtype_name(argument.dtype()),
           shape_str(argument.shape()));
   }
+}
+
+std::unique_ptr<Executable> Backend::deserialize(const std::string&, const Graph&,
+                                                 const std::vector<Value>&, const CompileSpec&) {
+  fail("deserialize", "the ", name(), " backend does not serialize executables");
 }
 
 }  // namespace kiln

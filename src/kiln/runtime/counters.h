@@ -10,7 +10,10 @@ namespace kiln {
 struct RuntimeCounters {
   int64_t compiles = 0;    // programs compiled by the backend
   int64_t cache_hits = 0;  // compile requests answered by an already compiled program
-  double compile_ms = 0.0;
+  // Programs the compile cache on disk had (loaded, not compiled) or lacked (then compiled).
+  int64_t disk_cache_hits = 0;
+  int64_t disk_cache_misses = 0;
+  double compile_ms = 0.0;  // compiling, and loading from the disk cache
   int64_t runs = 0;  // run() calls
   double execute_ms = 0.0;
   int64_t bytes_moved = 0;  // argument bytes plus result bytes, over every run()
@@ -20,7 +23,8 @@ struct RuntimeCounters {
 };
 
 // "compiles=2 cache_hits=38 compile_ms=812.4 runs=40 execute_ms=2301.7 bytes_moved=1.21GiB
-// arena_bytes=12.00MiB kernels=1234": one line, every counter under its name.
+// arena_bytes=12.00MiB kernels=1234": one line, every counter under its name; the disk cache's
+// ("disk_cache_hits=2 disk_cache_misses=0" after cache_hits) only when it was used.
 std::string format_counters(const RuntimeCounters& counters);
 
 // 1536 -> "1.50KiB"; below 1 KiB in bytes ("512B").

@@ -59,7 +59,8 @@ Trainer::Trainer(TrainingArguments args, BertConfig config, TensorMap weights, T
       tokenizer_(std::move(tokenizer)),
       log_(log),
       train_state_(TrainState::start(std::move(weights))),
-      runtime_(backend, [this](const std::string& line) { note(line); }),
+      runtime_(backend, [this](const std::string& line) { note(line); },
+               compile_cache_folder(args_.compile_cache_dir)),
       programs_(task_, config_, step_config(args_), runtime_, args_.mlm_probability) {
   check(args_.max_seq_length <= config_.max_position_embeddings, "--max_seq_length",
         args_.max_seq_length, " is longer than the model's max_position_embeddings ",

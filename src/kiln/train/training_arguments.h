@@ -120,6 +120,8 @@ struct TrainingArguments {
   std::string disable_passes;
   // A PJRT plugin library for --device pjrt:* (unset: the plugins Kiln discovers).
   std::optional<std::string> pjrt_plugin;
+  // Compiled XLA programs kept between runs (unset: the user's cache folder; "" or "none": off).
+  std::optional<std::string> compile_cache_dir;
   bool dataloader_drop_last = false;
 };
 

@@ -172,6 +172,10 @@ const std::array kFields = {
     ArgumentField{"pjrt_plugin", &A::pjrt_plugin, kRun,
                   "The PJRT plugin library for --device pjrt:* (default: the plugins `kiln "
                   "devices` lists)."},
+    ArgumentField{"compile_cache_dir", &A::compile_cache_dir, kRun,
+                  "A folder that keeps the programs compiled for XLA devices, so that a repeated "
+                  "or resumed run loads them instead of compiling again (default: "
+                  "$XDG_CACHE_HOME/kiln/compile or ~/.cache/kiln/compile; '' or none: off)."},
     ArgumentField{"disable_passes", &A::disable_passes, kRun,
                   "Compiler passes to turn off, comma-separated, for debugging: dce, cse, fold, "
                   "simplify, fusion, inplace (default: none)."},

@@ -1,5 +1,6 @@
 // A PJRT plugin loaded at run time (dlopen, GetPjrtApi) and the one client Kiln makes on it:
-// devices, compilation of StableHLO text, and runs that move host tensors to the device and back.
+// devices, compilation of StableHLO text (and executables saved and loaded as bytes), and runs that
+// move host tensors to the device and back.
 // Every error a plugin returns becomes a kiln::Error naming the plugin, the C API call and the
 // plugin's message.
 #pragma once
@@ -39,6 +40,9 @@ class LoadedProgram {
   std::vector<Tensor> run(const std::vector<Tensor>& arguments,
                           const std::vector<std::pair<DType, Shape>>& results);
   size_t num_outputs() const { return num_outputs_; }
+  // The plugin's bytes of this program (PJRT_Executable_Serialize), which Client::deserialize of
+  // the same plugin build loads in another process.
+  std::string serialize() const;
 
  private:
   const abi::Api* api_;
@@ -71,6 +75,9 @@ class Client {
   // serialized xla.CompileOptionsProto.
   std::unique_ptr<LoadedProgram> compile(const std::string& mlir,
                                          const std::string& compile_options);
+  // A program from LoadedProgram::serialize() (PJRT_Executable_DeserializeAndLoad), on the
+  // devices of its compile options; throws Error with the plugin's message for bytes it rejects.
+  std::unique_ptr<LoadedProgram> deserialize(const std::string& bytes);
 
  private:
   Client(std::string path, const abi::Api* api);
