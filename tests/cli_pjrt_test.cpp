@@ -40,7 +40,7 @@ TEST(CliPjrt, TrainingOnXlaCpuLogsTheCpuBackendsLosses) {
   fs::path train = testing::write_sentiment_tsv(dir / "train.tsv", 40, 21, {"neg", "pos"});
   std::vector<std::vector<double>> losses;
   for (std::string device : {"cpu", "pjrt:cpu"}) {
-    fs::path out = dir / device.substr(device.find(':') + 1);
+    fs::path out = dir / (device == "cpu" ? "native" : "xla");  // two runs, two folders
     testing::CommandResult trained =
         run_kiln("train " + model + " " + testing::quick_run_flags(out) + " --train_file " +
                  train.string() + " --max_steps 4 --logging_steps 1 --device " + device +
@@ -51,6 +51,44 @@ TEST(CliPjrt, TrainingOnXlaCpuLogsTheCpuBackendsLosses) {
   ASSERT_EQ(losses[0].size(), 4u);
   ASSERT_EQ(losses[1].size(), 4u);
   for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(losses[1][i], losses[0][i], 1e-5 * losses[0][i]);
+}
+
+// The end-of-run "runtime: ..." line.
+std::string runtime_line(const std::string& output) {
+  size_t start = output.find("\nruntime: compiles=");
+  if (start == std::string::npos) return "";
+  return output.substr(start + 1, output.find('\n', start + 1) - start - 1);
+}
+
+TEST(CliPjrt, ASecondRunLoadsItsProgramsFromTheCompileCache) {
+  std::string plugin = testing::cpu_plugin_path();
+  KILN_SKIP_WITHOUT_CPU_PLUGIN(plugin);
+  fs::path dir = testing::scratch_folder();
+  std::string model = testing::write_tiny_model_files(dir / "model");
+  fs::path train = testing::write_sentiment_tsv(dir / "train.tsv", 40, 21, {"neg", "pos"});
+  std::vector<std::string> lines;
+  std::vector<std::vector<double>> losses;
+  for (const char* run : {"first", "second"}) {
+    fs::path out = dir / run;
+    testing::CommandResult trained =
+        run_kiln("train " + model + " " + testing::quick_run_flags(out) + " --train_file " +
+                 train.string() + " --max_steps 2 --logging_steps 1 --device pjrt:cpu" +
+                 " --pjrt_plugin " + plugin + " --compile_cache_dir " + (dir / "cache").string());
+    ASSERT_EQ(trained.exit_code, 0) << trained.output;
+    lines.push_back(runtime_line(trained.output));
+    losses.push_back(logged_losses(out));
+    if (lines.size() == 2) {
+      EXPECT_NE(trained.output.find("loaded the training step from the compile cache"),
+                std::string::npos)
+          << trained.output;
+    }
+  }
+  EXPECT_EQ(lines[0].find("runtime: compiles=0 "), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find(" disk_cache_hits=0 disk_cache_misses="), std::string::npos) << lines[0];
+  EXPECT_EQ(lines[1].find("runtime: compiles=0 "), 0u) << lines[1];
+  EXPECT_EQ(lines[1].find(" disk_cache_hits=0 "), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find(" disk_cache_misses=0 "), std::string::npos) << lines[1];
+  EXPECT_EQ(losses[1], losses[0]);
 }
 
 TEST(CliPjrt, DeviceChoicesThatCannotBeMetAreErrors) {

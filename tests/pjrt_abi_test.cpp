@@ -56,6 +56,17 @@ KILN_SAME_SIZE(DeviceDescriptionIdArgs, PJRT_DeviceDescription_Id_Args);
 KILN_SAME_SIZE(DeviceDescriptionKindArgs, PJRT_DeviceDescription_Kind_Args);
 KILN_SAME_SIZE(ExecutableDestroyArgs, PJRT_Executable_Destroy_Args);
 KILN_SAME_SIZE(ExecutableNumOutputsArgs, PJRT_Executable_NumOutputs_Args);
+KILN_SAME_SIZE(ExecutableSerializeArgs, PJRT_Executable_Serialize_Args);
+KILN_SAME_OFFSET(ExecutableSerializeArgs, serialized_bytes_size, PJRT_Executable_Serialize_Args,
+                 serialized_bytes_size);
+KILN_SAME_OFFSET(ExecutableSerializeArgs, serialized_executable_deleter,
+                 PJRT_Executable_Serialize_Args, serialized_executable_deleter);
+KILN_SAME_SIZE(ExecutableDeserializeAndLoadArgs, PJRT_Executable_DeserializeAndLoad_Args);
+KILN_SAME_OFFSET(ExecutableDeserializeAndLoadArgs, loaded_executable,
+                 PJRT_Executable_DeserializeAndLoad_Args, loaded_executable);
+KILN_SAME_OFFSET(ExecutableDeserializeAndLoadArgs, overridden_serialized_compile_options_size,
+                 PJRT_Executable_DeserializeAndLoad_Args,
+                 overridden_serialized_compile_options_size);
 KILN_SAME_SIZE(LoadedExecutableDestroyArgs, PJRT_LoadedExecutable_Destroy_Args);
 KILN_SAME_SIZE(LoadedExecutableGetExecutableArgs, PJRT_LoadedExecutable_GetExecutable_Args);
 KILN_SAME_SIZE(ExecuteOptions, PJRT_ExecuteOptions);
@@ -88,10 +99,13 @@ KILN_SAME_OFFSET(Api, device_description_kind, PJRT_Api, PJRT_DeviceDescription_
 KILN_SAME_OFFSET(Api, device_get_description, PJRT_Api, PJRT_Device_GetDescription);
 KILN_SAME_OFFSET(Api, executable_destroy, PJRT_Api, PJRT_Executable_Destroy);
 KILN_SAME_OFFSET(Api, executable_num_outputs, PJRT_Api, PJRT_Executable_NumOutputs);
+KILN_SAME_OFFSET(Api, executable_serialize, PJRT_Api, PJRT_Executable_Serialize);
 KILN_SAME_OFFSET(Api, loaded_executable_destroy, PJRT_Api, PJRT_LoadedExecutable_Destroy);
 KILN_SAME_OFFSET(Api, loaded_executable_get_executable, PJRT_Api,
                  PJRT_LoadedExecutable_GetExecutable);
 KILN_SAME_OFFSET(Api, loaded_executable_execute, PJRT_Api, PJRT_LoadedExecutable_Execute);
+KILN_SAME_OFFSET(Api, executable_deserialize_and_load, PJRT_Api,
+                 PJRT_Executable_DeserializeAndLoad);
 KILN_SAME_OFFSET(Api, buffer_destroy, PJRT_Api, PJRT_Buffer_Destroy);
 KILN_SAME_OFFSET(Api, buffer_to_host_buffer, PJRT_Api, PJRT_Buffer_ToHostBuffer);
 

@@ -18,6 +18,7 @@
 #include "kiln/models/bert.h"
 #include "kiln/runtime/cpu_peak.h"
 #include "kiln/train/dropout_keys.h"
+#include "kiln/runtime/disk_cache.h"
 #include "kiln/train/train_step.h"
 
 namespace kiln::cli {
@@ -32,6 +33,7 @@ struct BenchOptions {
   std::string dtype = "fp32";
   std::string device = "cpu";
   std::string pjrt_plugin;
+  std::string compile_cache_dir = compile_cache_folder(std::nullopt);
   int threads = 0;  // 0: the backend's default (OpenMP's: OMP_NUM_THREADS, else every core)
   int64_t seed = 0;
   std::string tag;
@@ -93,7 +95,7 @@ void run_bench(const BenchOptions& options) {
   step_config.adamw.weight_decay = kWeightDecay;
   step_config.compile.bf16 = options.dtype == "bf16";
   const std::vector<Value> params = model.params.values();
-  Runtime runtime(*backend);
+  Runtime runtime(*backend, {}, compile_cache_folder(options.compile_cache_dir));
   TrainStep step(graph, model.loss, params, std::vector<bool>(params.size(), true), step_config,
                  runtime);
   const TensorMap initial = model.params.state_dict();
@@ -183,6 +185,7 @@ void run_bench(const BenchOptions& options) {
       {"compile_ms", counters.compile_ms},
       {"compiles", counters.compiles},
       {"cache_hits", counters.cache_hits},
+      {"disk_cache_hits", counters.disk_cache_hits},
       {"kernels", counters.kernels},
       {"arena_bytes", counters.arena_bytes},
       {"host_to_device_bytes_per_step",
@@ -226,6 +229,10 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   bench->add_option("--pjrt_plugin", options->pjrt_plugin,
                     "the PJRT plugin library for --device pjrt:* (default: discovered)");
+  bench->add_option("--compile_cache_dir", options->compile_cache_dir,
+                    "compiled XLA programs kept between runs, as kiln train ('' or none: off); "
+                    "after a disk_cache_hit, compile_ms is the time it took to load")
+      ->capture_default_str();
   bench->add_option("--threads", options->threads,
                     "threads for the kernels and the peak probe (0: OMP_NUM_THREADS, else every "
                     "core)")

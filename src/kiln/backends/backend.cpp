@@ -1,4 +1,5 @@
-// Argument checks shared by every backend, and the host backends' buffers.
+// Argument checks shared by every backend, the host backends' buffers, and the default of the
+// optional serialization hook.
 #include "kiln/backends/backend.h"
 
 #include "kiln/ir/error.h"
@@ -36,6 +37,11 @@ BufferLists Executable::run(const BufferLists& arguments) {
 BufferPtr Backend::upload(const Tensor& tensor, int device) {
   check(device == 0, "upload", "the ", name(), " backend has one device, not ", device + 1);
   return std::make_shared<HostBuffer>(tensor.clone());
+}
+
+std::unique_ptr<Executable> Backend::deserialize(const std::string&, const Graph&,
+                                                 const std::vector<Value>&, const CompileSpec&) {
+  fail("deserialize", "the ", name(), " backend does not serialize executables");
 }
 
 }  // namespace kiln

@@ -11,6 +11,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -101,6 +103,22 @@ class Backend {
   // `tensor` copied to device `device` (< devices()): a copy on host backends too, since runs
   // update donated buffers in place and the caller may keep its tensor.
   virtual BufferPtr upload(const Tensor& tensor, int device);
+
+  // Optional: executables that outlive the process, for the runtime's compile cache on disk.
+  // Backends whose compiles are slow (XLA) provide these; the others compile in milliseconds and
+  // keep the defaults, which serialize nothing.
+  virtual bool serializes() const { return false; }
+  // What serialized bytes depend on besides the program (plugin, its version, the device kind):
+  // bytes saved under another identity are never loaded.
+  virtual std::string cache_identity() const { return std::string(name()); }
+  // The bytes of an executable this backend compiled; nullopt when it cannot save them.
+  virtual std::optional<std::string> serialize(const Executable&) const { return std::nullopt; }
+  // The executable serialize() saved, for the graph, outputs and spec it was compiled from (the
+  // backend takes result types and argument checks from them). Throws Error when the bytes are not
+  // such an executable (truncated, from another build).
+  virtual std::unique_ptr<Executable> deserialize(const std::string& bytes, const Graph& graph,
+                                                  const std::vector<Value>& outputs,
+                                                  const CompileSpec& spec);
 };
 
 // Checks the arguments against the graph's inputs (count, dtype, shape), naming the input.

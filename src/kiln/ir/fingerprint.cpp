@@ -1,5 +1,5 @@
 // graph_fingerprint: a structural 64-bit hash of what some outputs compute (FNV-1a over a
-// canonical, host-independent encoding of the live nodes).
+// canonical, host-independent encoding of the live nodes); bytes_fingerprint: FNV-1a of bytes.
 #include <bit>
 #include <type_traits>
 #include <unordered_map>
@@ -117,6 +117,12 @@ uint64_t graph_fingerprint(const Graph& graph, const std::vector<Value>& outputs
   }
   hash.u64(outputs.size());
   for (const Value& output : outputs) hash.i64(canonical.at(output.id()));
+  return hash.value();
+}
+
+uint64_t bytes_fingerprint(std::string_view bytes) {
+  Fnv1a hash;
+  hash.bytes(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size());
   return hash.value();
 }
 

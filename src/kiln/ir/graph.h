@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kiln/ir/op.h"
@@ -86,6 +87,9 @@ std::string graph_dump(const Graph& graph, const std::vector<Value>& outputs);
 // the node addresses, ids of unrelated nodes, or input names; different when an op, attribute,
 // dtype, shape, edge or constant differs.
 uint64_t graph_fingerprint(const Graph& graph, const std::vector<Value>& outputs);
+
+// The same hash (FNV-1a, 64 bits) of plain bytes: names and checksums of files that caches keep.
+uint64_t bytes_fingerprint(std::string_view bytes);
 
 // Ids of the nodes the outputs depend on, in topological (increasing id) order.
 std::vector<int32_t> live_nodes(const Graph& graph, const std::vector<Value>& outputs);

@@ -25,8 +25,13 @@ std::string format_counters(const RuntimeCounters& counters) {
   std::snprintf(times, sizeof times, "compile_ms=%.1f", counters.compile_ms);
   char execute[48];
   std::snprintf(execute, sizeof execute, "execute_ms=%.1f", counters.execute_ms);
+  std::string disk;
+  if (counters.disk_cache_hits + counters.disk_cache_misses > 0) {
+    disk = " disk_cache_hits=" + std::to_string(counters.disk_cache_hits) +
+           " disk_cache_misses=" + std::to_string(counters.disk_cache_misses);
+  }
   return "compiles=" + std::to_string(counters.compiles) +
-         " cache_hits=" + std::to_string(counters.cache_hits) + " " + times +
+         " cache_hits=" + std::to_string(counters.cache_hits) + disk + " " + times +
          " runs=" + std::to_string(counters.runs) + " " + execute +
          " host_to_device=" + format_bytes(counters.host_to_device_bytes) +
          " device_to_host=" + format_bytes(counters.device_to_host_bytes) +

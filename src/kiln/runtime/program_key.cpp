@@ -2,6 +2,7 @@
 #include "kiln/runtime/program_key.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <utility>
 
@@ -83,6 +84,19 @@ bool ProgramKey::operator==(const ProgramKey& other) const {
     if (!same_signature(inputs[i], other.inputs[i])) return false;
   }
   return true;
+}
+
+std::string ProgramKey::text() const {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fingerprint));
+  std::string text = std::string("fingerprint=") + hex + " inputs=";
+  for (size_t i = 0; i < inputs.size(); ++i) text += (i > 0 ? "," : "") + inputs[i].text();
+  text += " backend=" + backend + " options=" + options + " donations=";
+  for (size_t i = 0; i < donations.size(); ++i) {
+    text += (i > 0 ? "," : "") + std::to_string(donations[i].input) + ">" +
+            std::to_string(donations[i].output);
+  }
+  return text;
 }
 
 ProgramKey program_key(const Graph& graph, const std::vector<Value>& outputs,

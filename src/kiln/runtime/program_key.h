@@ -32,6 +32,10 @@ struct ProgramKey {
   int replicas = 1;
 
   bool operator==(const ProgramKey& other) const;
+  // Everything operator== compares, as stable text (equal keys, equal texts; input names left
+  // out): what the compile cache on disk is keyed by. "fingerprint=00c0ffee00c0ffee
+  // inputs=f32(2,3),f32(3) backend=cpu options=dce,cse donations=1>0"
+  std::string text() const;
 };
 
 ProgramKey program_key(const Graph& graph, const std::vector<Value>& outputs,

@@ -1,8 +1,10 @@
-// The program cache, the counters and the compile log lines.
+// The program cache (in memory, then on disk), the counters and the compile log lines.
 #include "kiln/runtime/runtime.h"
 
 #include <chrono>
+#include <exception>
 #include <limits>
+#include <optional>
 
 namespace kiln {
 namespace {
@@ -63,7 +65,12 @@ struct Runtime::Entry {
   std::unique_ptr<CountedExecutable> executable;
 };
 
-Runtime::Runtime(Backend& backend, Log log) : backend_(backend), log_(std::move(log)) {}
+Runtime::Runtime(Backend& backend, Log log, std::string cache_folder)
+    : backend_(backend), log_(std::move(log)) {
+  if (!cache_folder.empty() && backend_.serializes()) {
+    disk_ = std::make_unique<DiskCache>(std::move(cache_folder), backend_.cache_identity());
+  }
+}
 
 Runtime::~Runtime() = default;
 
@@ -76,18 +83,56 @@ Executable& Runtime::compile(const Graph& graph, const std::vector<Value>& outpu
       return *entry->executable;
     }
   }
-  if (log_) log_(compile_line(key, family));
+  const std::string reason = compile_reason(key, family);
   Clock::time_point start = Clock::now();
-  std::unique_ptr<Executable> compiled = backend_.compile(graph, outputs, spec);
+  std::unique_ptr<Executable> compiled;
+  if (disk_) compiled = load(key, graph, outputs, spec, family);
+  if (compiled != nullptr) {
+    if (log_) log_("loaded the " + std::string(family) + " from the compile cache" + reason);
+  } else {
+    if (log_) log_("compiling the " + std::string(family) + reason);
+    compiled = backend_.compile(graph, outputs, spec);
+    ++counters_.compiles;
+    if (disk_) store(key, *compiled, family);
+  }
   counters_.compile_ms += ms_since(start);
-  ++counters_.compiles;
   auto entry = std::make_unique<Entry>(Entry{
       std::move(key), std::string(family),
       std::make_unique<CountedExecutable>(std::move(compiled), counters_, backend_.host_memory())});
   return *entries_.emplace_back(std::move(entry))->executable;
 }
 
-std::string Runtime::compile_line(const ProgramKey& key, std::string_view family) const {
+std::unique_ptr<Executable> Runtime::load(const ProgramKey& key, const Graph& graph,
+                                          const std::vector<Value>& outputs,
+                                          const CompileSpec& spec, std::string_view family) {
+  try {
+    std::optional<std::string> bytes = disk_->load(key);
+    if (bytes) {
+      std::unique_ptr<Executable> loaded = backend_.deserialize(*bytes, graph, outputs, spec);
+      ++counters_.disk_cache_hits;
+      return loaded;
+    }
+  } catch (const std::exception& error) {
+    // Whatever is wrong with an entry (truncated, corrupt, another plugin build), compiling is
+    // the answer; the new program then replaces the entry.
+    if (log_) log_("the compile cache has no usable " + std::string(family) + ": " + error.what());
+  }
+  ++counters_.disk_cache_misses;
+  return nullptr;
+}
+
+void Runtime::store(const ProgramKey& key, const Executable& executable, std::string_view family) {
+  try {
+    std::optional<std::string> bytes = backend_.serialize(executable);
+    if (bytes) disk_->store(key, *bytes);
+  } catch (const std::exception& error) {
+    if (log_) {
+      log_("the compile cache could not keep the " + std::string(family) + ": " + error.what());
+    }
+  }
+}
+
+std::string Runtime::compile_reason(const ProgramKey& key, std::string_view family) const {
   const Entry* closest = nullptr;
   int64_t best = std::numeric_limits<int64_t>::max();
   for (const auto& entry : entries_) {
@@ -98,14 +143,13 @@ std::string Runtime::compile_line(const ProgramKey& key, std::string_view family
       closest = entry.get();
     }
   }
-  std::string line = "compiling the " + std::string(family);
-  if (closest != nullptr) return line + " again: " + key_difference(closest->key, key);
+  if (closest != nullptr) return " again: " + key_difference(closest->key, key);
   std::string inputs;
   for (const InputSignature& input : key.inputs) {
     if (input.role != InputRole::data || input.shape.empty()) continue;
     inputs += (inputs.empty() ? " for " : ", ") + input.name + " " + input.text();
   }
-  return line + inputs;
+  return inputs;
 }
 
 BufferPtr Runtime::upload(const Tensor& tensor, int device) {

@@ -69,7 +69,8 @@ Trainer::Trainer(TrainingArguments args, BertConfig config, TensorMap weights, T
       config_(std::move(config)),
       tokenizer_(std::move(tokenizer)),
       log_(log),
-      runtime_(backend, [this](const std::string& line) { note(line); }),
+      runtime_(backend, [this](const std::string& line) { note(line); },
+               compile_cache_folder(args_.compile_cache_dir)),
       train_state_(runtime_, weights, replica_count(args_, backend)),
       programs_(task_, config_, step_config(args_, train_state_.replicas()), runtime_,
                 args_.mlm_probability) {

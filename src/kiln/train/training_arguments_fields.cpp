@@ -175,6 +175,10 @@ const std::array kFields = {
     ArgumentField{"num_devices", &A::num_devices, kRun,
                   "How many of the device's cores or chips to train on, one replica each (0: "
                   "all; with the XLA CPU plugin, also how many CPU devices it makes)."},
+    ArgumentField{"compile_cache_dir", &A::compile_cache_dir, kRun,
+                  "A folder that keeps the programs compiled for XLA devices, so that a repeated "
+                  "or resumed run loads them instead of compiling again (default: "
+                  "$XDG_CACHE_HOME/kiln/compile or ~/.cache/kiln/compile; '' or none: off)."},
     ArgumentField{"disable_passes", &A::disable_passes, kRun,
                   "Compiler passes to turn off, comma-separated, for debugging: dce, cse, fold, "
                   "simplify, fusion, inplace (default: none)."},

@@ -27,6 +27,7 @@ struct Executable;
 struct LoadedExecutable;
 struct Buffer;
 struct ExtensionBase;
+struct SerializedExecutable;
 
 // Element types of buffers (the subset Kiln's dtypes map to).
 enum class BufferType : int {
@@ -216,6 +217,25 @@ struct ExecutableNumOutputsArgs {
   Executable* executable;
   size_t num_outputs;  // out
 };
+struct ExecutableSerializeArgs {
+  size_t struct_size;
+  ExtensionBase* extension_start;
+  const Executable* executable;
+  const char* serialized_bytes;                 // out, lives as long as serialized_executable
+  size_t serialized_bytes_size;                 // out
+  SerializedExecutable* serialized_executable;  // out, freed by the deleter, once
+  void (*serialized_executable_deleter)(SerializedExecutable*);  // out
+};
+struct ExecutableDeserializeAndLoadArgs {
+  size_t struct_size;
+  ExtensionBase* extension_start;
+  Client* client;
+  const char* serialized_executable;
+  size_t serialized_executable_size;
+  LoadedExecutable* loaded_executable;                // out
+  const char* overridden_serialized_compile_options;  // null: the executable's own
+  size_t overridden_serialized_compile_options_size;
+};
 struct LoadedExecutableDestroyArgs {
   size_t struct_size;
   ExtensionBase* extension_start;
@@ -310,12 +330,14 @@ struct Api {
   Function<ExecutableDestroyArgs>* executable_destroy;                            // 40
   Unused executable_name_and_counts[3];                                           // 41-43
   Function<ExecutableNumOutputsArgs>* executable_num_outputs;                     // 44
-  Unused executable_queries[5];                                                   // 45-49
+  Unused executable_queries[4];                                                   // 45-48
+  Function<ExecutableSerializeArgs>* executable_serialize;                        // 49
   Function<LoadedExecutableDestroyArgs>* loaded_executable_destroy;               // 50
   Function<LoadedExecutableGetExecutableArgs>* loaded_executable_get_executable;  // 51
   Unused loaded_executable_queries[3];                                            // 52-54
   Function<LoadedExecutableExecuteArgs>* loaded_executable_execute;               // 55
-  Unused executable_deserialize_and_fingerprint[2];                               // 56-57
+  Function<ExecutableDeserializeAndLoadArgs>* executable_deserialize_and_load;    // 56
+  Unused loaded_executable_fingerprint;                                           // 57
   Function<BufferDestroyArgs>* buffer_destroy;                                    // 58
   Unused buffer_queries[11];                                                      // 59-69
   Function<BufferToHostBufferArgs>* buffer_to_host_buffer;                        // 70

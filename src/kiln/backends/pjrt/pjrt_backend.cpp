@@ -1,5 +1,9 @@
-// The PJRT backend: compile_program, lowering to StableHLO, PJRT compilation, and runs.
+// The PJRT backend: compile_program, lowering to StableHLO, PJRT compilation, runs, and
+// executables saved as the plugin's bytes for the runtime's compile cache on disk.
 #include "kiln/backends/pjrt/pjrt_backend.h"
+
+#include <cstdio>
+#include <filesystem>
 
 #include "kiln/backends/pjrt/compile_options_proto.h"
 #include "kiln/backends/pjrt/pjrt_client.h"
@@ -32,8 +36,12 @@ class PjrtBuffer final : public Buffer {
 
 class PjrtExecutable : public Executable {
  public:
-  PjrtExecutable(Module module, std::unique_ptr<pjrt::LoadedProgram> program, pjrt::Client& client)
-      : module_(std::move(module)), program_(std::move(program)), client_(client) {}
+  PjrtExecutable(Module module, std::unique_ptr<pjrt::LoadedProgram> program, pjrt::Client& client,
+                 std::string source)
+      : module_(std::move(module)),
+        program_(std::move(program)),
+        client_(client),
+        source_(std::move(source)) {}
 
   // Host tensors (one replica): copied to the first device, run, and the results copied back.
   std::vector<Tensor> run(const std::vector<Tensor>& arguments) override {
@@ -84,11 +92,27 @@ class PjrtExecutable : public Executable {
   // One XLA executable per run; its memory is the plugin's.
   ExecutableStats stats() const override { return {1, 0}; }
 
+  // What PjrtBackend::serialize saves: the fingerprint of what XLA compiled, and the program.
+  const std::string& source() const { return source_; }
+  const pjrt::LoadedProgram& program() const { return *program_; }
+
  private:
   Module module_;  // the compiled graph, for argument checks and result types
   std::unique_ptr<pjrt::LoadedProgram> program_;
   pjrt::Client& client_;
+  std::string source_;  // source_fingerprint() of the module XLA compiled
 };
+
+// Identifies what XLA compiled (the StableHLO text and the compile options) in 16 hex digits: a
+// saved executable is loaded only for the same source, so a Kiln build that lowers a graph
+// differently never runs another build's program.
+std::string source_fingerprint(const std::string& module, int replicas) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx",
+                static_cast<unsigned long long>(
+                    bytes_fingerprint(module + "\n" + pjrt::compile_options(replicas))));
+  return hex;
+}
 
 class PjrtBackend : public Backend {
  public:
@@ -106,7 +130,8 @@ class PjrtBackend : public Backend {
     std::string module = pjrt::lower_to_stablehlo(program, spec.replicas);
     auto replicas = static_cast<size_t>(spec.replicas);
     auto loaded = client_.compile(module, pjrt::compile_options(spec.replicas), replicas);
-    return std::make_unique<PjrtExecutable>(std::move(program.module), std::move(loaded), client_);
+    return std::make_unique<PjrtExecutable>(std::move(program.module), std::move(loaded), client_,
+                                            source_fingerprint(module, spec.replicas));
   }
 
   bool host_memory() const override { return false; }
@@ -114,6 +139,48 @@ class PjrtBackend : public Backend {
   BufferPtr upload(const Tensor& tensor, int device) override {
     return std::make_shared<PjrtBuffer>(client_.upload(tensor, static_cast<size_t>(device)),
                                         tensor.dtype(), tensor.shape());
+  }
+
+  bool serializes() const override { return true; }
+
+  // The plugin's platform and version attributes, the device kind and the library's size: XLA
+  // loads executables only from the same platform and library version.
+  std::string cache_identity() const override {
+    std::string identity =
+        name_ + " " + client_.platform_version() + " api " + client_.api_version();
+    for (const auto& [name, value] : client_.attributes()) identity += " " + name + "=" + value;
+    if (!client_.devices().empty()) identity += " device=" + client_.devices().front().kind;
+    std::error_code error;
+    uintmax_t bytes = std::filesystem::file_size(client_.path(), error);
+    if (!error) identity += " plugin_bytes=" + std::to_string(bytes);
+    return identity;
+  }
+
+  // The source fingerprint, a newline, then the plugin's bytes.
+  std::optional<std::string> serialize(const Executable& executable) const override {
+    const auto* compiled = dynamic_cast<const PjrtExecutable*>(&executable);
+    if (compiled == nullptr) return std::nullopt;
+    return compiled->source() + "\n" + compiled->program().serialize();
+  }
+
+  // Kiln's pipeline and the lowering run again (milliseconds): they give the module for argument
+  // checks and result types, and the source fingerprint that the saved one must equal.
+  std::unique_ptr<Executable> deserialize(const std::string& bytes, const Graph& graph,
+                                          const std::vector<Value>& outputs,
+                                          const CompileSpec& spec) override {
+    Program program = compile_pjrt_program(graph, outputs, spec);
+    std::string source =
+        source_fingerprint(pjrt::lower_to_stablehlo(program, spec.replicas), spec.replicas);
+    check(bytes.size() > source.size() && bytes.compare(0, source.size(), source) == 0 &&
+              bytes[source.size()] == '\n',
+          name_, "the saved executable was compiled from another StableHLO module");
+    auto loaded = client_.deserialize(bytes.substr(source.size() + 1),
+                                      static_cast<size_t>(spec.replicas));
+    check(loaded->num_outputs() == program.module.outputs.size(), name_,
+          "the saved executable has ", loaded->num_outputs(), " outputs, the program ",
+          program.module.outputs.size());
+    return std::make_unique<PjrtExecutable>(std::move(program.module), std::move(loaded), client_,
+                                            std::move(source));
   }
 
  private:

@@ -346,4 +346,47 @@ std::unique_ptr<DeviceBuffer> Client::upload(const Tensor& tensor, size_t device
   return buffer;
 }
 
+std::string LoadedProgram::serialize() const {
+  auto get = abi::make_args<abi::LoadedExecutableGetExecutableArgs>();
+  get.loaded_executable = executable_;
+  call(api_, api_->loaded_executable_get_executable, get, plugin_,
+       "PJRT_LoadedExecutable_GetExecutable");
+  auto args = abi::make_args<abi::ExecutableSerializeArgs>();
+  args.executable = get.executable;
+  abi::Error* error = api_->executable_serialize(&args);
+  std::string bytes;
+  if (error == nullptr) {
+    bytes.assign(args.serialized_bytes, args.serialized_bytes_size);
+    if (args.serialized_executable_deleter != nullptr) {
+      args.serialized_executable_deleter(args.serialized_executable);
+    }
+  }
+  auto destroy = abi::make_args<abi::ExecutableDestroyArgs>();
+  destroy.executable = get.executable;
+  abi::Error* destroy_error = api_->executable_destroy(&destroy);
+  throw_if_error(api_, error, plugin_, "PJRT_Executable_Serialize");
+  throw_if_error(api_, destroy_error, plugin_, "PJRT_Executable_Destroy");
+  return bytes;
+}
+
+std::unique_ptr<LoadedProgram> Client::deserialize(const std::string& bytes, size_t replicas) {
+  check(!device_handles_.empty(), "pjrt", path_, ": the ", platform_name_,
+        " plugin found no device");
+  auto args = abi::make_args<abi::ExecutableDeserializeAndLoadArgs>();
+  args.client = client_;
+  args.serialized_executable = bytes.data();
+  args.serialized_executable_size = bytes.size();
+  call(api_, api_->executable_deserialize_and_load, args, path_,
+       "PJRT_Executable_DeserializeAndLoad");
+  size_t num_outputs = 0;
+  try {
+    num_outputs = count_outputs(api_, args.loaded_executable, path_);
+  } catch (...) {
+    destroy_loaded_executable(api_, args.loaded_executable);
+    throw;
+  }
+  return std::make_unique<LoadedProgram>(api_, path_, args.loaded_executable, replicas,
+                                         num_outputs);
+}
+
 }  // namespace kiln::pjrt

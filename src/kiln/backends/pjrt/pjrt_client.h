@@ -1,6 +1,6 @@
 // A PJRT plugin loaded at run time (dlopen, GetPjrtApi) and the one client Kiln makes on it:
-// devices, buffers in device memory, compilation of StableHLO text for one or more replicas, and
-// runs that queue on the devices without waiting for them.
+// devices, buffers in device memory, compilation of StableHLO text for one or more replicas (and
+// executables saved and loaded as bytes), and runs that queue on the devices without waiting.
 // Every error a plugin returns becomes a kiln::Error naming the plugin, the C API call and the
 // plugin's message.
 #pragma once
@@ -65,6 +65,9 @@ class LoadedProgram {
   std::vector<DeviceBuffers> execute(const std::vector<std::vector<abi::Buffer*>>& arguments);
   size_t num_outputs() const { return num_outputs_; }
   size_t replicas() const { return replicas_; }
+  // The plugin's bytes of this program (PJRT_Executable_Serialize), which Client::deserialize of
+  // the same plugin build loads in another process.
+  std::string serialize() const;
 
  private:
   const abi::Api* api_;
@@ -103,6 +106,9 @@ class Client {
 
   // A copy of `tensor` in the memory of device `device` (an index into devices()).
   std::unique_ptr<DeviceBuffer> upload(const Tensor& tensor, size_t device);
+  // A program from LoadedProgram::serialize() (PJRT_Executable_DeserializeAndLoad), on the
+  // devices of its compile options; throws Error with the plugin's message for bytes it rejects.
+  std::unique_ptr<LoadedProgram> deserialize(const std::string& bytes, size_t replicas = 1);
 
  private:
   Client(std::string path, const abi::Api* api, const CreateOptions& options);
