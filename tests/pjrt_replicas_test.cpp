@@ -111,5 +111,36 @@ TEST(PjrtReplicas, AnyNumberOfReplicasTrainsAsOneDevice) {
   }
 }
 
+// Per optimizer update only the batch goes to the devices (its ids, type ids, mask, labels and
+// dropout keys, and two scalars) and the loss, gradient norm and finite flag come back: the
+// difference between a run of 4 updates and one of 2 is 2 updates' worth of exactly that.
+TEST(PjrtReplicas, AnUpdateMovesOnlyTheBatchAndThreeScalars) {
+  Backend* backend = backend_with_eight_devices();
+  KILN_SKIP_WITHOUT_CPU_PLUGIN(backend == nullptr ? std::string() : std::string("found"));
+  fs::path dir = testing::scratch_folder();
+  ClassificationDataset data =
+      testing::load_sentiment(testing::write_sentiment_tsv(dir / "train.tsv", 64, 3));
+  for (int64_t replicas : {1, 4}) {
+    SCOPED_TRACE(std::to_string(replicas) + " replicas");
+    auto counters = [&](int64_t steps) {
+      TrainingArguments args = replica_args(replicas, 1);
+      args.max_steps = steps;
+      args.max_seq_length = 16;
+      args.pad_to_max_length = true;  // one batch shape: one program, whatever the rows
+      return train(*backend, dir / (std::to_string(replicas) + "-" + std::to_string(steps)), data,
+                   args)
+          .counters;
+    };
+    RuntimeCounters two = counters(2), four = counters(4);
+    // Per replica and update: [B, 16] ids, type ids and mask (i32), [B] labels (i32) and
+    // dropout keys (i64), the dropout seed (i64) and the learning rate (f32), B = 8 / replicas.
+    const int64_t rows = kGlobalBatch / replicas;
+    const int64_t batch_bytes = 3 * rows * 16 * 4 + rows * 4 + rows * 8 + 8 + 4;
+    EXPECT_EQ((four.host_to_device_bytes - two.host_to_device_bytes) / 2, replicas * batch_bytes);
+    // The loss (f32), gradient norm (f32) and finite flag (bool) of one replica.
+    EXPECT_EQ((four.device_to_host_bytes - two.device_to_host_bytes) / 2, 4 + 4 + 1);
+  }
+}
+
 }  // namespace
 }  // namespace kiln

@@ -96,7 +96,7 @@ std::string ProgramKey::text() const {
     text += (i > 0 ? "," : "") + std::to_string(donations[i].input) + ">" +
             std::to_string(donations[i].output);
   }
-  return text;
+  return text + " replicas=" + std::to_string(replicas);
 }
 
 ProgramKey program_key(const Graph& graph, const std::vector<Value>& outputs,
