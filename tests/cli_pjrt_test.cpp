@@ -44,7 +44,7 @@ TEST(CliPjrt, TrainingOnXlaCpuLogsTheCpuBackendsLosses) {
     testing::CommandResult trained =
         run_kiln("train " + model + " " + testing::quick_run_flags(out) + " --train_file " +
                  train.string() + " --max_steps 4 --logging_steps 1 --device " + device +
-                 " --pjrt_plugin " + plugin);
+                 " --pjrt_plugin " + plugin + (device == "cpu" ? "" : " --num_devices 1"));
     ASSERT_EQ(trained.exit_code, 0) << trained.output;
     losses.push_back(logged_losses(out));
   }

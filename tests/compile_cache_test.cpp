@@ -211,7 +211,7 @@ TEST(RuntimeDiskCache, EntriesKeepTheirKeyAndIdentity) {
                 "] the entry is of another program or backend (a file-name collision)");
   EXPECT_EQ(key.text(), key.text().substr(0, 28) +
                             " inputs=f32(2,3),f32(3),f32() backend=fake options=" +
-                            CompileOptions{}.key() + " donations=");
+                            CompileOptions{}.key() + " donations= replicas=1");
 }
 
 TEST(RuntimeDiskCache, AFolderThatCannotBeMadeIsLoggedAndTheProgramStillCompiles) {

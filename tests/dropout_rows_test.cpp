@@ -33,11 +33,15 @@ TEST(DropoutRowKeys, KeysAreTheRowsOfTheGlobalBatch) {
   EXPECT_EQ(keys.dtype(), DType::i64);
   EXPECT_EQ(keys.shape(), (Shape{3}));
   EXPECT_EQ(keys.to_doubles(), (std::vector<double>{58, 59, 60}));
+  // Replica 1 of 4 dealt rows 1, 5 of a global batch of 8.
+  EXPECT_EQ(dropout_row_keys(7, 8, 1, 2, 4).to_doubles(), (std::vector<double>{57, 61}));
+  EXPECT_EQ(testing::error_of([] { dropout_row_keys(0, 8, 1, 3, 4); }),
+            "[dropout_row_keys] 3 rows from 1 every 4 are not within the global batch of 8");
   // Exact beyond 2^53.
   Tensor big = dropout_row_keys(int64_t{1} << 50, 64, 63, 1);
   EXPECT_EQ(big.data_as<int64_t>()[0], (int64_t{1} << 56) + 63);
   EXPECT_EQ(testing::error_of([] { dropout_row_keys(0, 4, 3, 2); }),
-            "[dropout_row_keys] rows [3, 5) are not within the global batch of 4");
+            "[dropout_row_keys] 2 rows from 3 every 1 are not within the global batch of 4");
   EXPECT_EQ(testing::error_of([] { dropout_row_keys(-1, 4, 0, 4); }),
             "[dropout_row_keys] micro-step -1 and global batch size 4 must be >= 0 and > 0");
 }
