@@ -57,7 +57,7 @@ TrainingArguments replica_args(int64_t replicas, int64_t accumulation) {
 }
 
 Outcome train(Backend& backend, const fs::path& dir, const ClassificationDataset& data,
-          TrainingArguments args) {
+              TrainingArguments args, const std::optional<fs::path>& resume = std::nullopt) {
   fs::create_directories(dir);
   const fs::path vocab = testing::write_vocab(dir);
   Tokenizer tokenizer = tokenizer_load_vocab(vocab.string());
@@ -66,7 +66,7 @@ Outcome train(Backend& backend, const fs::path& dir, const ClassificationDataset
   training_arguments_post_init(args);
   std::ostringstream log;
   Trainer trainer(args, config, testing::initial_weights(config, 7), tokenizer, backend, log);
-  trainer.train(data, nullptr);
+  trainer.train(data, nullptr, resume);
   return {logged(trainer.state(), "loss"), logged(trainer.state(), "grad_norm"), trainer.weights(),
           trainer.compiles(), trainer.runtime_counters()};
 }
@@ -109,6 +109,27 @@ TEST(PjrtReplicas, AnyNumberOfReplicasTrainsAsOneDevice) {
       EXPECT_EQ(replicated.compiles, single.compiles);
     }
   }
+}
+
+// A run of 4 replicas resumed from its checkpoint (weights and AdamW state copied from the devices,
+// uploaded again to each of them) ends with the uninterrupted run's weights, bit for bit.
+TEST(PjrtReplicas, ACheckpointOfReplicasResumesExactly) {
+  Backend* backend = backend_with_eight_devices();
+  KILN_SKIP_WITHOUT_CPU_PLUGIN(backend == nullptr ? std::string() : std::string("found"));
+  fs::path dir = testing::scratch_folder();
+  ClassificationDataset data =
+      testing::load_sentiment(testing::write_sentiment_tsv(dir / "train.tsv", 30, 3));
+  TrainingArguments args = replica_args(4, 1);
+  args.save_strategy = IntervalStrategy::steps;
+  args.save_steps = 3;
+  Outcome straight = train(*backend, dir / "straight", data, args);
+  const fs::path checkpoint = dir / "straight" / "out" / "checkpoint-3";
+  ASSERT_TRUE(fs::exists(checkpoint / "optimizer.safetensors"));
+  Outcome resumed = train(*backend, dir / "resumed", data, args, checkpoint);
+  EXPECT_EQ(testing::weights_difference(resumed.weights, straight.weights), "");
+  // The log history comes back with the checkpoint: the first 3 losses are the saved ones.
+  EXPECT_EQ(resumed.losses, straight.losses);
+  EXPECT_EQ(resumed.grad_norms, straight.grad_norms);
 }
 
 // Per optimizer update only the batch goes to the devices (its ids, type ids, mask, labels and
