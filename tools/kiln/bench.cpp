@@ -17,8 +17,8 @@
 #include "kiln/ir/philox.h"
 #include "kiln/models/bert.h"
 #include "kiln/runtime/cpu_peak.h"
-#include "kiln/train/dropout_keys.h"
 #include "kiln/runtime/disk_cache.h"
+#include "kiln/train/dropout_keys.h"
 #include "kiln/train/train_step.h"
 
 namespace kiln::cli {
@@ -33,6 +33,7 @@ struct BenchOptions {
   std::string dtype = "fp32";
   std::string device = "cpu";
   std::string pjrt_plugin;
+  int64_t num_devices = 1;  // replicas, each with a batch of `batch` rows
   std::string compile_cache_dir = compile_cache_folder(std::nullopt);
   int threads = 0;  // 0: the backend's default (OpenMP's: OMP_NUM_THREADS, else every core)
   int64_t seed = 0;
@@ -80,6 +81,7 @@ void run_bench(const BenchOptions& options) {
   // The same device choice as kiln train (cpu, reference, pjrt:cpu, ...).
   TrainingArguments device_args;
   device_args.device = options.device;
+  device_args.num_devices = options.num_devices;
   if (!options.pjrt_plugin.empty()) device_args.pjrt_plugin = options.pjrt_plugin;
   std::unique_ptr<Backend> backend = make_backend(device_args);
   if (options.threads > 0) omp_set_num_threads(options.threads);
@@ -94,13 +96,18 @@ void run_bench(const BenchOptions& options) {
   TrainStepConfig step_config;
   step_config.adamw.weight_decay = kWeightDecay;
   step_config.compile.bf16 = options.dtype == "bf16";
+  const auto replicas = static_cast<int>(options.num_devices);
+  step_config.replicas = replicas;
   const std::vector<Value> params = model.params.values();
   Runtime runtime(*backend, {}, compile_cache_folder(options.compile_cache_dir));
+  // Every row has a label: each replica's loss is the mean of `batch` terms.
+  Value loss_count = full(graph, static_cast<double>(options.batch), DType::f32, {});
   TrainStep step(graph, model.loss, params, std::vector<bool>(params.size(), true), step_config,
-                 runtime);
+                 runtime, loss_count);
   const TensorMap initial = model.params.state_dict();
-  TrainState state(runtime, initial);
-  TensorMap feeds = synthetic_batch(options, config);
+  TrainState state(runtime, initial, replicas);
+  // Each replica trains on the same synthetic batch (the time is what is measured).
+  ReplicaFeeds feeds(static_cast<size_t>(replicas), synthetic_batch(options, config));
 
   // bert_torch.py's FLOPs: 6 * non-embedding parameters * tokens + attention's 12 * L * S^2 * H * B.
   int64_t params_total = 0, params_tables = 0;
@@ -111,19 +118,22 @@ void run_bench(const BenchOptions& options) {
     }
   }
   const int64_t params_nonembedding = params_total - params_tables;
-  const auto tokens = static_cast<double>(options.batch * options.seq);
+  const auto tokens = static_cast<double>(options.batch * options.seq * options.num_devices);
   const double flops =
       6.0 * static_cast<double>(params_nonembedding) * tokens +
       12.0 * static_cast<double>(config.num_hidden_layers * options.seq * options.seq *
-                                 config.hidden_size * options.batch);
+                                 config.hidden_size * options.batch * options.num_devices);
 
   // The one upload of the weights and AdamW state, left out of the per-step traffic.
   const int64_t uploaded_state = runtime.counters().host_to_device_bytes;
   std::vector<double> losses, times;
   auto run_step = [&](int64_t index) {
     // A new dropout mask each step, as torch's generator advances.
-    feeds["dropout_offset"] = dropout_row_keys(index, options.batch, 0, options.batch);
-    losses.push_back(step.update(state, {feeds}, kLearningRate).result().loss);
+    for (int64_t r = 0; r < options.num_devices; ++r) {
+      feeds[static_cast<size_t>(r)]["dropout_offset"] = dropout_row_keys(
+          index, options.batch * options.num_devices, r * options.batch, options.batch);
+    }
+    losses.push_back(step.update(state, feeds, kLearningRate).result().loss);
   };
   for (int64_t i = 0; i < options.warmup; ++i) run_step(i);
   const CpuSample before = cpu_sample();
@@ -152,6 +162,7 @@ void run_bench(const BenchOptions& options) {
       {"seq", options.seq},
       {"dtype", options.dtype},
       {"device", std::string(backend->name())},
+      {"devices", options.num_devices},
       {"threads", threads},
       {"steps", options.steps},
       {"warmup", options.warmup},
@@ -162,7 +173,7 @@ void run_bench(const BenchOptions& options) {
       {"step_s_stdev", time.stdev},
       {"step_ms_median", time.median * 1e3},
       {"tokens_per_s", tokens / time.median},
-      {"samples_per_s", static_cast<double>(options.batch) / time.median},
+      {"samples_per_s", static_cast<double>(options.batch * options.num_devices) / time.median},
       {"peak_rss_mib", peak_rss_mib()},
       {"params", params_total},
       {"params_nonembedding", params_nonembedding},
@@ -227,6 +238,9 @@ void add_bench_command(CLI::App& app) {
   bench->add_option("--device", options->device,
                     "cpu, reference, pjrt:cpu, pjrt:cuda, pjrt:tpu or tpu (as kiln train)")
       ->capture_default_str();
+  bench->add_option("--num_devices", options->num_devices,
+                    "data parallel replicas, each on --batch rows (global batch: batch x devices)")
+      ->check(CLI::PositiveNumber);
   bench->add_option("--pjrt_plugin", options->pjrt_plugin,
                     "the PJRT plugin library for --device pjrt:* (default: discovered)");
   bench->add_option("--compile_cache_dir", options->compile_cache_dir,
