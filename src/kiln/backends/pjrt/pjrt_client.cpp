@@ -318,14 +318,19 @@ std::unique_ptr<LoadedProgram> Client::compile(const std::string& mlir,
   args.compile_options = compile_options.data();
   args.compile_options_size = compile_options.size();
   call(api_, api_->client_compile, args, path_, "PJRT_Client_Compile");
+  return loaded_program(args.executable, replicas);
+}
+
+std::unique_ptr<LoadedProgram> Client::loaded_program(abi::LoadedExecutable* executable,
+                                                      size_t replicas) {
   size_t num_outputs = 0;
   try {
-    num_outputs = count_outputs(api_, args.executable, path_);
+    num_outputs = count_outputs(api_, executable, path_);
   } catch (...) {
-    destroy_loaded_executable(api_, args.executable);
+    destroy_loaded_executable(api_, executable);
     throw;
   }
-  return std::make_unique<LoadedProgram>(api_, path_, args.executable, replicas, num_outputs);
+  return std::make_unique<LoadedProgram>(api_, path_, executable, replicas, num_outputs);
 }
 
 std::unique_ptr<DeviceBuffer> Client::upload(const Tensor& tensor, size_t device) {
@@ -378,15 +383,7 @@ std::unique_ptr<LoadedProgram> Client::deserialize(const std::string& bytes, siz
   args.serialized_executable_size = bytes.size();
   call(api_, api_->executable_deserialize_and_load, args, path_,
        "PJRT_Executable_DeserializeAndLoad");
-  size_t num_outputs = 0;
-  try {
-    num_outputs = count_outputs(api_, args.loaded_executable, path_);
-  } catch (...) {
-    destroy_loaded_executable(api_, args.loaded_executable);
-    throw;
-  }
-  return std::make_unique<LoadedProgram>(api_, path_, args.loaded_executable, replicas,
-                                         num_outputs);
+  return loaded_program(args.loaded_executable, replicas);
 }
 
 }  // namespace kiln::pjrt

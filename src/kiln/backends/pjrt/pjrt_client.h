@@ -112,6 +112,8 @@ class Client {
 
  private:
   Client(std::string path, const abi::Api* api, const CreateOptions& options);
+  // A compiled or loaded executable with its output count (destroyed when that fails).
+  std::unique_ptr<LoadedProgram> loaded_program(abi::LoadedExecutable* executable, size_t replicas);
 
   std::string path_;
   const abi::Api* api_;
