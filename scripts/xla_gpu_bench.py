@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Kiln's BERT training step through XLA:GPU (a PJRT plugin) beside PyTorch on the same GPU.
 
-For each BERT preset, runs `kiln bench` (forward, backward, clipping, AdamW of
-BertForSequenceClassification, compiled by Kiln and lowered to StableHLO for the plugin) and the
-same step in PyTorch (transformers' BertForSequenceClassification, torch.optim.AdamW), and prints
-tokens/s side by side, plus one JSON line per run.
+For each BERT preset, runs `kiln bench` (forward, backward and AdamW of
+BertForSequenceClassification, compiled by Kiln and lowered to StableHLO for the plugin, with the
+weights and optimizer state resident on the device) and the same step in PyTorch (transformers'
+BertForSequenceClassification, torch.optim.AdamW, no clipping on either side, as bert_torch.py),
+after the same number of warm-up steps, and prints tokens/s side by side, plus one JSON line per
+run.
 
 Needs, on a machine with an NVIDIA GPU: Kiln built (build/kiln), the XLA GPU plugin
 (pip install jax-cuda13-pjrt, found as `kiln devices` finds it, or --pjrt-plugin PATH), and
@@ -27,7 +29,8 @@ PRESETS = {"tiny": (2, 128, 2, 512), "mini": (4, 256, 4, 1024), "small": (4, 512
 
 def kiln_step(args, config):
     command = [args.kiln, "bench", "--config", config, "--batch", str(args.batch),
-               "--seq", str(args.seq), "--steps", str(args.steps), "--device", args.device]
+               "--seq", str(args.seq), "--steps", str(args.steps), "--warmup", str(args.warmup),
+               "--device", args.device]
     if args.pjrt_plugin:
         command += ["--pjrt_plugin", args.pjrt_plugin]
     result = subprocess.run(command, capture_output=True, text=True)
@@ -55,14 +58,14 @@ def torch_step(args, config):
     def step():
         loss = model(input_ids=ids, labels=labels).loss
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         optimizer.zero_grad()
         if device.type == "cuda":
             torch.cuda.synchronize()
 
     model.train()
-    step()  # warm-up
+    for _ in range(args.warmup):
+        step()
     times = []
     for _ in range(args.steps):
         begin = time.perf_counter()
@@ -90,6 +93,7 @@ def main():
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=3, help="untimed steps first, both sides")
     parser.add_argument("--device", default="pjrt:cuda", help="Kiln's device (pjrt:cpu to test)")
     parser.add_argument("--torch-device", default="cuda")
     parser.add_argument("--pjrt-plugin", default="", help="the plugin library (default: found)")
