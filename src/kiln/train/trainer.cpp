@@ -386,6 +386,9 @@ void Trainer::read_back_updates() {
     const size_t window = update.micro_losses.size() + 1;
     double step_loss = loss_sum / static_cast<double>(window);
     if (!result.nonfinite.empty()) {
+      // At the state's current weights: those before this update on host backends (read at
+      // once) and when stopping (no later update applied); with skip on a device that ran
+      // ahead, those after the updates queued since.
       result.nonfinite = update.program->diagnose(train_state_, update.feeds,
                                                   update.learning_rate, update.loss_scale);
     }
