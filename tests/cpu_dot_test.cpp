@@ -3,6 +3,8 @@
 // dtypes that take oneDNN (f32, bf16 -> f32) and the loop fallback (f64, i32), plus the
 // transposed and batched layouts of transformer matrix multiplies at realistic sizes.
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 #include "cpu_test_util.h"
 
@@ -132,10 +134,19 @@ TEST(CpuDot, PackedWeightsMatchReference) {
   }
 }
 
+// Whether oneDNN runs AVX-512 code here: the CPU has it and ONEDNN_MAX_CPU_ISA does not cap it
+// below (its names: SSE41, AVX, AVX2, AVX2_VNNI, AVX512_CORE..., AVX10..., ALL).
+bool onednn_uses_avx512() {
+  const char* cap = std::getenv("ONEDNN_MAX_CPU_ISA");
+  const std::string isa = cap == nullptr ? "ALL" : cap;
+  return __builtin_cpu_supports("avx512f") &&
+         (isa == "ALL" || isa.starts_with("AVX512") || isa.starts_with("AVX10"));
+}
+
 // Attention's products on heads read in place from [batch, seq, heads, head_dim] (batch dims 0
 // and 2, which no single stride spans): Q K^T (as dC V^T), P V (as dS K) and P^T dC (as dS^T Q),
-// in every dtype pair oneDNN takes, with no copy of an operand (the arena, where copies would go,
-// stays empty).
+// in every dtype pair oneDNN takes, as one kernel with no copy of an operand; with AVX-512 the
+// arena, where oneDNN's own copies would go, stays empty too.
 TEST(CpuDot, HeadsReadInPlaceFromTheHiddenLayout) {
   const Shape hidden = {2, 24, 3, 16}, probs = {2, 3, 24, 24};
   const std::vector<Arrangement> cases = {
@@ -149,7 +160,11 @@ TEST(CpuDot, HeadsReadInPlaceFromTheHiddenLayout) {
       Graph graph;
       Feeds feeds(graph, 7);
       Value product = random_dot(feeds, c, in, out);
-      EXPECT_EQ(make_cpu_backend()->compile(graph, {product})->stats().arena_bytes, 0);
+      ExecutableStats stats = make_cpu_backend()->compile(graph, {product})->stats();
+      EXPECT_EQ(stats.kernels, 1);  // the product alone: Kiln copies no operand
+      // oneDNN's AVX-512 matmuls read the strided heads directly; its AVX2 ones copy them into
+      // their scratchpad (9-12 KB here), which the arena then holds.
+      if (onednn_uses_avx512()) EXPECT_EQ(stats.arena_bytes, 0);
       testing::expect_matches_reference(graph, {product}, feeds.arguments());
     }
   }
