@@ -164,7 +164,9 @@ TEST(CpuDot, HeadsReadInPlaceFromTheHiddenLayout) {
       EXPECT_EQ(stats.kernels, 1);  // the product alone: Kiln copies no operand
       // oneDNN's AVX-512 matmuls read the strided heads directly; its AVX2 ones copy them into
       // their scratchpad (9-12 KB here), which the arena then holds.
-      if (onednn_uses_avx512()) EXPECT_EQ(stats.arena_bytes, 0);
+      if (onednn_uses_avx512()) {
+        EXPECT_EQ(stats.arena_bytes, 0);
+      }
       testing::expect_matches_reference(graph, {product}, feeds.arguments());
     }
   }
