@@ -2,22 +2,42 @@
 // optional serialization hook.
 #include "kiln/backends/backend.h"
 
+#include <utility>
+
 #include "kiln/ir/error.h"
 
 namespace kiln {
 
-void check_arguments(const Graph& graph, const std::vector<Tensor>& arguments) {
+namespace {
+
+// Tensors and buffers alike: count, then each input's dtype and shape.
+template <typename Argument, typename TypeOf>
+void check_argument_types(const Graph& graph, const std::vector<Argument>& arguments,
+                          TypeOf type_of) {
   const std::vector<int32_t>& inputs = graph.inputs();
   check(arguments.size() == inputs.size(), "run", "expected ", inputs.size(), " arguments, got ",
         arguments.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Node& node = graph.node(inputs[i]);
-    const Tensor& argument = arguments[i];
-    check(argument.dtype() == node.dtype && argument.shape() == node.shape, "run",
-          "input '", graph.input_name(inputs[i]), "' expects ", dtype_name(node.dtype),
-          shape_str(node.shape), ", got ", dtype_name(argument.dtype()),
-          shape_str(argument.shape()));
+    auto [dtype, shape] = type_of(arguments[i]);
+    check(dtype == node.dtype && shape == node.shape, "run", "input '", graph.input_name(inputs[i]),
+          "' expects ", dtype_name(node.dtype), shape_str(node.shape), ", got ", dtype_name(dtype),
+          shape_str(shape));
   }
+}
+
+}  // namespace
+
+void check_arguments(const Graph& graph, const std::vector<Tensor>& arguments) {
+  check_argument_types(graph, arguments, [](const Tensor& argument) {
+    return std::pair<DType, const Shape&>(argument.dtype(), argument.shape());
+  });
+}
+
+void check_arguments(const Graph& graph, const std::vector<BufferPtr>& arguments) {
+  check_argument_types(graph, arguments, [](const BufferPtr& argument) {
+    return std::pair<DType, const Shape&>(argument->dtype(), argument->shape());
+  });
 }
 
 BufferLists Executable::run(const BufferLists& arguments) {

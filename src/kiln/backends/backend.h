@@ -123,5 +123,7 @@ class Backend {
 
 // Checks the arguments against the graph's inputs (count, dtype, shape), naming the input.
 void check_arguments(const Graph& graph, const std::vector<Tensor>& arguments);
+// The same for one argument list of buffers.
+void check_arguments(const Graph& graph, const std::vector<BufferPtr>& arguments);
 
 }  // namespace kiln

@@ -84,9 +84,11 @@ void TrainState::load_params(const TensorMap& params) {
 void TrainState::load_optimizer(const AdamWState& optimizer) {
   check_same_names(optimizer.exp_avg, exp_avg_, "exp_avg");
   check_same_names(optimizer.exp_avg_sq, exp_avg_sq_, "exp_avg_sq");
-  for (auto* part : {&exp_avg_, &exp_avg_sq_}) {
-    const TensorMap& loaded = part == &exp_avg_ ? optimizer.exp_avg : optimizer.exp_avg_sq;
-    for (auto& [name, buffers] : *part) buffers = upload(loaded.at(name).cast(buffers[0]->dtype()));
+  for (auto [moments, loaded] : {std::pair{&exp_avg_, &optimizer.exp_avg},
+                                  std::pair{&exp_avg_sq_, &optimizer.exp_avg_sq}}) {
+    for (auto& [name, buffers] : *moments) {
+      buffers = upload(loaded->at(name).cast(buffers[0]->dtype()));
+    }
   }
   step_ = upload(Tensor::scalar(step_[0]->dtype(), static_cast<double>(optimizer.step)));
   healthy_ = upload(Tensor::scalar(DType::boolean, 1.0));
@@ -100,21 +102,37 @@ StepResult PendingStep::result() const {
   return result;
 }
 
+namespace {
+
+// The first of `maps`' tensors named `name`; an Error when none is.
+const Tensor& named_tensor(std::initializer_list<const TensorMap*> maps, const std::string& name) {
+  for (const TensorMap* map : maps) {
+    if (auto found = map->find(name); found != map->end()) return found->second;
+  }
+  fail("train_step", "no value for graph input '", name, "'");
+}
+
+}  // namespace
+
 std::vector<Tensor> arguments_by_name(const Graph& graph,
                                       std::initializer_list<const TensorMap*> maps) {
   std::vector<Tensor> out;
   out.reserve(graph.inputs().size());
+  for (int32_t id : graph.inputs()) out.push_back(named_tensor(maps, graph.input_name(id)));
+  return out;
+}
+
+std::vector<BufferPtr> buffer_arguments_by_name(const Graph& graph,
+                                                const std::map<std::string, BufferPtr>& held,
+                                                std::initializer_list<const TensorMap*> maps,
+                                                Runtime& runtime, int device) {
+  std::vector<BufferPtr> out;
+  out.reserve(graph.inputs().size());
   for (int32_t id : graph.inputs()) {
     const std::string& name = graph.input_name(id);
-    const Tensor* value = nullptr;
-    for (const TensorMap* map : maps) {
-      if (auto found = map->find(name); found != map->end()) {
-        value = &found->second;
-        break;
-      }
-    }
-    check(value != nullptr, "train_step", "no value for graph input '", name, "'");
-    out.push_back(*value);
+    auto found = held.find(name);
+    out.push_back(found != held.end() ? found->second
+                                      : runtime.upload(named_tensor(maps, name), device));
   }
   return out;
 }
@@ -194,7 +212,6 @@ TrainStep::TrainStep(Graph& graph, Value loss, const std::vector<Value>& params,
 std::vector<BufferPtr> TrainStep::arguments(TrainState& state, size_t replica,
                                             const TensorMap& feeds, double learning_rate,
                                             double loss_scale) {
-  auto r = static_cast<int>(replica);
   std::map<std::string, BufferPtr> named;
   for (size_t i = 0; i < names_.size(); ++i) {
     const std::string& name = names_[i];
@@ -211,23 +228,10 @@ std::vector<BufferPtr> TrainStep::arguments(TrainState& state, size_t replica,
   }
   named.emplace(kStep, state.step_[replica]);
   named.emplace(kHealthy, state.healthy_[replica]);
-  std::vector<BufferPtr> out;
-  out.reserve(graph_.inputs().size());
-  for (int32_t id : graph_.inputs()) {
-    const std::string& name = graph_.input_name(id);
-    if (auto found = named.find(name); found != named.end()) {
-      out.push_back(found->second);
-    } else if (name == kLearningRate) {
-      out.push_back(runtime_.upload(Tensor::scalar(dtype_, learning_rate), r));
-    } else if (name == kLossScale) {
-      out.push_back(runtime_.upload(Tensor::scalar(loss_.dtype(), loss_scale), r));
-    } else {
-      auto feed = feeds.find(name);
-      check(feed != feeds.end(), "train_step", "no value for graph input '", name, "'");
-      out.push_back(runtime_.upload(feed->second, r));
-    }
-  }
-  return out;
+  const TensorMap scalars = {{kLearningRate, Tensor::scalar(dtype_, learning_rate)},
+                             {kLossScale, Tensor::scalar(loss_.dtype(), loss_scale)}};
+  return buffer_arguments_by_name(graph_, named, {&scalars, &feeds}, runtime_,
+                                  static_cast<int>(replica));
 }
 
 BufferLists TrainStep::replica_arguments(TrainState& state, const ReplicaFeeds& feeds,
@@ -248,10 +252,12 @@ std::vector<Tensor> TrainStep::host_arguments(const TrainState& state, const Ten
                      {kLossScale, Tensor::scalar(loss_.dtype(), loss_scale)},
                      {kStep, runtime_.to_host(*state.step_[0])},
                      {kHealthy, runtime_.to_host(*state.healthy_[0])}};
-  for (const auto* part : {&state.params_, &state.exp_avg_, &state.exp_avg_sq_}) {
-    const std::string suffix =
-        part == &state.params_ ? "" : (part == &state.exp_avg_ ? kExpAvg : kExpAvgSq);
-    for (const auto& [name, buffers] : *part) named.emplace(name + suffix, runtime_.to_host(*buffers[0]));
+  for (auto [part, suffix] : {std::pair{&state.params_, std::string()},
+                              std::pair{&state.exp_avg_, kExpAvg},
+                              std::pair{&state.exp_avg_sq_, kExpAvgSq}}) {
+    for (const auto& [name, buffers] : *part) {
+      named.emplace(name + suffix, runtime_.to_host(*buffers[0]));
+    }
   }
   for (size_t i = 0; i < names_.size() && config_.accumulate; ++i) {
     auto sum = state.gradient_sums_.find(names_[i]);

@@ -107,6 +107,12 @@ class PendingStep {
 // found in none is an Error naming it.
 std::vector<Tensor> arguments_by_name(const Graph& graph,
                                       std::initializer_list<const TensorMap*> maps);
+// The same as buffers on `device`: an input named in `held` is that buffer (state already
+// there), any other is uploaded from the first of `maps` that names it.
+std::vector<BufferPtr> buffer_arguments_by_name(const Graph& graph,
+                                                const std::map<std::string, BufferPtr>& held,
+                                                std::initializer_list<const TensorMap*> maps,
+                                                Runtime& runtime, int device);
 
 class TrainStep {
  public:

@@ -60,17 +60,10 @@ std::vector<Tensor> ModelPrograms::forward(const TrainState& state, const Tensor
       entry({false, ids.shape()[0], ids.shape()[1], with_labels}, ids.dtype(), integer_labels);
   std::vector<Value> outputs = found.model.outputs;
   if (with_labels) outputs.push_back(found.model.loss);
-  std::vector<BufferPtr> arguments;
-  for (int32_t id : found.graph.inputs()) {
-    const std::string& name = found.graph.input_name(id);
-    if (auto param = state.param_buffers().find(name); param != state.param_buffers().end()) {
-      arguments.push_back(param->second[0]);
-    } else {
-      auto feed = feeds.find(name);
-      check(feed != feeds.end(), "trainer", "no value for graph input '", name, "'");
-      arguments.push_back(runtime_.upload(feed->second));
-    }
-  }
+  std::map<std::string, BufferPtr> weights;  // the first replica's
+  for (const auto& [name, replicas] : state.param_buffers()) weights.emplace(name, replicas[0]);
+  std::vector<BufferPtr> arguments =
+      buffer_arguments_by_name(found.graph, weights, {&feeds}, runtime_, 0);
   // Evaluation runs with the training step's compiler options: bf16 too, as HF's autocast.
   BufferLists results =
       runtime_.compile(found.graph, outputs, CompileSpec{step_config_.compile, {}}, "forward pass")

@@ -63,18 +63,12 @@ class PjrtExecutable : public Executable {
     const Graph& graph = *module_.graph;
     std::vector<std::vector<pjrt::abi::Buffer*>> handles;
     for (const std::vector<BufferPtr>& list : arguments) {
-      check(list.size() == graph.inputs().size(), "run", "expected ", graph.inputs().size(),
-            " arguments, got ", list.size());
+      check_arguments(graph, list);
       std::vector<pjrt::abi::Buffer*>& replica = handles.emplace_back();
       for (size_t i = 0; i < list.size(); ++i) {
-        const Node& node = graph.node(graph.inputs()[i]);
         const auto* buffer = dynamic_cast<const PjrtBuffer*>(list[i].get());
         check(buffer != nullptr, "run", "input '", graph.input_name(graph.inputs()[i]),
               "' is not a buffer of this device");
-        check(buffer->dtype() == node.dtype && buffer->shape() == node.shape, "run", "input '",
-              graph.input_name(graph.inputs()[i]), "' expects ", dtype_name(node.dtype),
-              shape_str(node.shape), ", got ", dtype_name(buffer->dtype()),
-              shape_str(buffer->shape()));
         replica.push_back(buffer->handle());
       }
     }

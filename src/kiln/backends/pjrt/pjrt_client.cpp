@@ -98,19 +98,30 @@ void destroy_loaded_executable(const abi::Api* api, abi::LoadedExecutable* execu
   discard_error(api, api->loaded_executable_destroy(&args));
 }
 
-size_t count_outputs(const abi::Api* api, abi::LoadedExecutable* loaded, std::string_view plugin) {
+// Calls `use` (returning a PJRT error or null) on the PJRT_Executable of `loaded`, which the
+// plugin hands out for the call and which is destroyed after it; then throws use's error (as
+// `step`) or the destroy's.
+template <typename Use>
+void with_executable(const abi::Api* api, abi::LoadedExecutable* loaded, std::string_view plugin,
+                     std::string_view step, Use use) {
   auto get = abi::make_args<abi::LoadedExecutableGetExecutableArgs>();
   get.loaded_executable = loaded;
   call(api, api->loaded_executable_get_executable, get, plugin,
        "PJRT_LoadedExecutable_GetExecutable");
-  auto outputs = abi::make_args<abi::ExecutableNumOutputsArgs>();
-  outputs.executable = get.executable;
-  abi::Error* error = api->executable_num_outputs(&outputs);
+  abi::Error* error = use(get.executable);
   auto destroy = abi::make_args<abi::ExecutableDestroyArgs>();
   destroy.executable = get.executable;
   abi::Error* destroy_error = api->executable_destroy(&destroy);
-  throw_if_error(api, error, plugin, "PJRT_Executable_NumOutputs");
+  throw_if_error(api, error, plugin, step);
   throw_if_error(api, destroy_error, plugin, "PJRT_Executable_Destroy");
+}
+
+size_t count_outputs(const abi::Api* api, abi::LoadedExecutable* loaded, std::string_view plugin) {
+  auto outputs = abi::make_args<abi::ExecutableNumOutputsArgs>();
+  with_executable(api, loaded, plugin, "PJRT_Executable_NumOutputs", [&](abi::Executable* e) {
+    outputs.executable = e;
+    return api->executable_num_outputs(&outputs);
+  });
   return outputs.num_outputs;
 }
 
@@ -352,25 +363,20 @@ std::unique_ptr<DeviceBuffer> Client::upload(const Tensor& tensor, size_t device
 }
 
 std::string LoadedProgram::serialize() const {
-  auto get = abi::make_args<abi::LoadedExecutableGetExecutableArgs>();
-  get.loaded_executable = executable_;
-  call(api_, api_->loaded_executable_get_executable, get, plugin_,
-       "PJRT_LoadedExecutable_GetExecutable");
-  auto args = abi::make_args<abi::ExecutableSerializeArgs>();
-  args.executable = get.executable;
-  abi::Error* error = api_->executable_serialize(&args);
   std::string bytes;
-  if (error == nullptr) {
-    bytes.assign(args.serialized_bytes, args.serialized_bytes_size);
-    if (args.serialized_executable_deleter != nullptr) {
-      args.serialized_executable_deleter(args.serialized_executable);
-    }
-  }
-  auto destroy = abi::make_args<abi::ExecutableDestroyArgs>();
-  destroy.executable = get.executable;
-  abi::Error* destroy_error = api_->executable_destroy(&destroy);
-  throw_if_error(api_, error, plugin_, "PJRT_Executable_Serialize");
-  throw_if_error(api_, destroy_error, plugin_, "PJRT_Executable_Destroy");
+  with_executable(api_, executable_, plugin_, "PJRT_Executable_Serialize",
+                  [&](abi::Executable* e) {
+                    auto args = abi::make_args<abi::ExecutableSerializeArgs>();
+                    args.executable = e;
+                    abi::Error* error = api_->executable_serialize(&args);
+                    if (error == nullptr) {
+                      bytes.assign(args.serialized_bytes, args.serialized_bytes_size);
+                      if (args.serialized_executable_deleter != nullptr) {
+                        args.serialized_executable_deleter(args.serialized_executable);
+                      }
+                    }
+                    return error;
+                  });
   return bytes;
 }
 
