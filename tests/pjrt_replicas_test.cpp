@@ -53,6 +53,9 @@ TrainingArguments replica_args(int64_t replicas, int64_t accumulation) {
   args.max_grad_norm = 0.5;
   args.weight_decay = 0.01;
   args.num_train_epochs = 2;
+  // Every program compiled in this process, so that compile counts compare: programs loaded
+  // from a compile cache that earlier runs filled for some replica counts only would not count.
+  args.compile_cache_dir = "none";
   return args;
 }
 
@@ -86,15 +89,26 @@ void expect_same_run(const Outcome& replicated, const Outcome& single) {
   }
 }
 
+// Each test's backend (the plugin with 8 CPU devices) and scratch folder; skipped without the
+// plugin.
+class PjrtReplicas : public ::testing::Test {
+ protected:
+  void SetUp() override { KILN_SKIP_WITHOUT_CPU_PLUGIN(testing::cpu_plugin_path()); }
+
+  // `count` sentiment examples in the scratch folder.
+  ClassificationDataset examples(int64_t count) const {
+    return testing::load_sentiment(testing::write_sentiment_tsv(dir / "train.tsv", count, 3));
+  }
+
+  Backend* backend = backend_with_eight_devices();
+  fs::path dir = testing::scratch_folder();
+};
+
 // 30 examples in batches of 8: the last global batch of each epoch has 6 real rows, so some
 // replicas hold fewer real rows than others (and at 8 replicas two hold none).
-TEST(PjrtReplicas, AnyNumberOfReplicasTrainsAsOneDevice) {
-  Backend* backend = backend_with_eight_devices();
-  KILN_SKIP_WITHOUT_CPU_PLUGIN(backend == nullptr ? std::string() : std::string("found"));
+TEST_F(PjrtReplicas, AnyNumberOfReplicasTrainsAsOneDevice) {
   ASSERT_EQ(backend->devices(), kDevices);
-  fs::path dir = testing::scratch_folder();
-  ClassificationDataset data =
-      testing::load_sentiment(testing::write_sentiment_tsv(dir / "train.tsv", 30, 3));
+  ClassificationDataset data = examples(30);
   for (int64_t accumulation : {1, 2}) {
     SCOPED_TRACE("gradient_accumulation_steps " + std::to_string(accumulation));
     const std::string tag = "acc" + std::to_string(accumulation);
@@ -113,12 +127,8 @@ TEST(PjrtReplicas, AnyNumberOfReplicasTrainsAsOneDevice) {
 
 // A run of 4 replicas resumed from its checkpoint (weights and AdamW state copied from the devices,
 // uploaded again to each of them) ends with the uninterrupted run's weights, bit for bit.
-TEST(PjrtReplicas, ACheckpointOfReplicasResumesExactly) {
-  Backend* backend = backend_with_eight_devices();
-  KILN_SKIP_WITHOUT_CPU_PLUGIN(backend == nullptr ? std::string() : std::string("found"));
-  fs::path dir = testing::scratch_folder();
-  ClassificationDataset data =
-      testing::load_sentiment(testing::write_sentiment_tsv(dir / "train.tsv", 30, 3));
+TEST_F(PjrtReplicas, ACheckpointOfReplicasResumesExactly) {
+  ClassificationDataset data = examples(30);
   TrainingArguments args = replica_args(4, 1);
   args.save_strategy = IntervalStrategy::steps;
   args.save_steps = 3;
@@ -135,12 +145,8 @@ TEST(PjrtReplicas, ACheckpointOfReplicasResumesExactly) {
 // Per optimizer update only the batch goes to the devices (its ids, type ids, mask, labels and
 // dropout keys, and two scalars) and the loss, gradient norm and finite flag come back: the
 // difference between a run of 4 updates and one of 2 is 2 updates' worth of exactly that.
-TEST(PjrtReplicas, AnUpdateMovesOnlyTheBatchAndThreeScalars) {
-  Backend* backend = backend_with_eight_devices();
-  KILN_SKIP_WITHOUT_CPU_PLUGIN(backend == nullptr ? std::string() : std::string("found"));
-  fs::path dir = testing::scratch_folder();
-  ClassificationDataset data =
-      testing::load_sentiment(testing::write_sentiment_tsv(dir / "train.tsv", 64, 3));
+TEST_F(PjrtReplicas, AnUpdateMovesOnlyTheBatchAndThreeScalars) {
+  ClassificationDataset data = examples(64);
   for (int64_t replicas : {1, 4}) {
     SCOPED_TRACE(std::to_string(replicas) + " replicas");
     auto counters = [&](int64_t steps) {
