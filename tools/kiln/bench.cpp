@@ -13,6 +13,7 @@
 #include "bench.h"
 #include "commands.h"
 #include "setup.h"
+#include "kiln/dist/communicator.h"
 #include "kiln/ir/error.h"
 #include "kiln/ir/philox.h"
 #include "kiln/models/bert.h"
@@ -33,7 +34,7 @@ struct BenchOptions {
   std::string dtype = "fp32";
   std::string device = "cpu";
   std::string pjrt_plugin;
-  int64_t num_devices = 1;  // replicas, each with a batch of `batch` rows
+  int64_t num_devices = 1;  // replicas per process, each with a batch of `batch` rows
   std::string compile_cache_dir = compile_cache_folder(std::nullopt);
   int threads = 0;  // 0: the backend's default (OpenMP's: OMP_NUM_THREADS, else every core)
   int64_t seed = 0;
@@ -98,6 +99,10 @@ void run_bench(const BenchOptions& options) {
   step_config.compile.bf16 = options.dtype == "bf16";
   const auto replicas = static_cast<int>(options.num_devices);
   step_config.replicas = replicas;
+  // Under mpirun every process runs `replicas` replicas of one data-parallel step.
+  dist::Communicator& world = dist::world();
+  step_config.processes = world.size();
+  const int64_t all_replicas = options.num_devices * world.size();
   const std::vector<Value> params = model.params.values();
   Runtime runtime(*backend, {}, compile_cache_folder(options.compile_cache_dir));
   // Every row has a label: each replica's loss is the mean of `batch` terms.
@@ -118,11 +123,11 @@ void run_bench(const BenchOptions& options) {
     }
   }
   const int64_t params_nonembedding = params_total - params_tables;
-  const auto tokens = static_cast<double>(options.batch * options.seq * options.num_devices);
+  const auto tokens = static_cast<double>(options.batch * options.seq * all_replicas);
   const double flops =
       6.0 * static_cast<double>(params_nonembedding) * tokens +
       12.0 * static_cast<double>(config.num_hidden_layers * options.seq * options.seq *
-                                 config.hidden_size * options.batch * options.num_devices);
+                                 config.hidden_size * options.batch * all_replicas);
 
   // The one upload of the weights and AdamW state, left out of the per-step traffic.
   const int64_t uploaded_state = runtime.counters().host_to_device_bytes;
@@ -130,8 +135,9 @@ void run_bench(const BenchOptions& options) {
   auto run_step = [&](int64_t index) {
     // A new dropout mask each step, as torch's generator advances.
     for (int64_t r = 0; r < options.num_devices; ++r) {
+      const int64_t replica = world.rank() * options.num_devices + r;
       feeds[static_cast<size_t>(r)]["dropout_offset"] = dropout_row_keys(
-          index, options.batch * options.num_devices, r * options.batch, options.batch);
+          index, options.batch * all_replicas, replica * options.batch, options.batch);
     }
     losses.push_back(step.update(state, feeds, kLearningRate).result().loss);
   };
@@ -144,6 +150,7 @@ void run_bench(const BenchOptions& options) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   const CpuLoad load = cpu_load(before, cpu_sample(), options.steps);
+  const dist::CommStats comm = world.stats();
   const StepTimes time = step_times(times);
   const RuntimeCounters counters = runtime.counters();
   const bool bf16 = options.dtype == "bf16" && peak.bf16_gflops > 0;
@@ -163,6 +170,7 @@ void run_bench(const BenchOptions& options) {
       {"dtype", options.dtype},
       {"device", std::string(backend->name())},
       {"devices", options.num_devices},
+      {"processes", world.size()},
       {"threads", threads},
       {"steps", options.steps},
       {"warmup", options.warmup},
@@ -173,7 +181,7 @@ void run_bench(const BenchOptions& options) {
       {"step_s_stdev", time.stdev},
       {"step_ms_median", time.median * 1e3},
       {"tokens_per_s", tokens / time.median},
-      {"samples_per_s", static_cast<double>(options.batch * options.num_devices) / time.median},
+      {"samples_per_s", static_cast<double>(options.batch * all_replicas) / time.median},
       {"peak_rss_mib", peak_rss_mib()},
       {"params", params_total},
       {"params_nonembedding", params_nonembedding},
@@ -203,12 +211,16 @@ void run_bench(const BenchOptions& options) {
        (counters.host_to_device_bytes - uploaded_state) / std::max<int64_t>(1, counters.runs)},
       {"device_to_host_bytes_per_step",
        counters.device_to_host_bytes / std::max<int64_t>(1, counters.runs)},
+      {"all_reduce_bytes_per_step",
+       comm.all_reduce_bytes / std::max<int64_t>(1, options.warmup + options.steps)},
+      {"all_reduce_wait_ms_per_step",
+       comm.wait_seconds * 1e3 / static_cast<double>(std::max<int64_t>(1, options.warmup + options.steps))},
       {"compile_options", step_config.compile.key()},
       {"malloc", malloc_name()},
       {"optimizer", "AdamW(lr=2e-5, wd=0.01) in the compiled step"},
       {"tag", options.tag},
   };
-  std::cout << record.dump() << std::endl;
+  if (dist::is_main_process()) std::cout << record.dump() << std::endl;
 }
 
 }  // namespace
@@ -239,7 +251,8 @@ void add_bench_command(CLI::App& app) {
                     "cpu, reference, pjrt:cpu, pjrt:cuda, pjrt:tpu or tpu (as kiln train)")
       ->capture_default_str();
   bench->add_option("--num_devices", options->num_devices,
-                    "data parallel replicas, each on --batch rows (global batch: batch x devices)")
+                    "data parallel replicas, each on --batch rows (global batch: batch x devices "
+                    "x the processes mpirun started)")
       ->check(CLI::PositiveNumber);
   bench->add_option("--pjrt_plugin", options->pjrt_plugin,
                     "the PJRT plugin library for --device pjrt:* (default: discovered)");

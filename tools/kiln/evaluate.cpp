@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "kiln/dist/communicator.h"
 #include "kiln/train/log_metrics.h"
 #include "kiln/train/results_files.h"
 #include "setup.h"
@@ -26,6 +27,7 @@ void run_evaluate(RunOptions& options) {
 void report_evaluation(Trainer& trainer, const ClassificationDataset& data,
                        const TrainingArguments& args) {
   nlohmann::json metrics = trainer.evaluate(data, "eval");
+  if (!dist::is_main_process()) return;  // the main process writes the results
   metrics["eval_samples"] = data.size();
   std::cout << format_metrics_table("eval", metrics);
   std::filesystem::create_directories(args.output_dir);

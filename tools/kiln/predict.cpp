@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "kiln/dist/communicator.h"
 #include "kiln/io/atomic_file.h"
 #include "kiln/train/log_metrics.h"
 #include "kiln/train/results_files.h"
@@ -32,6 +33,7 @@ void run_predict(RunOptions& options) {
 void report_predictions(Trainer& trainer, const ClassificationDataset& data,
                         const TrainingArguments& args) {
   PredictionOutput out = trainer.predict(data);
+  if (!dist::is_main_process()) return;  // the main process writes the results
   const std::vector<std::string>& names = trainer.config().id2label;
   std::ostringstream text, jsonl;
   text << "index\tprediction\n";

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "commands.h"
+#include "kiln/dist/communicator.h"
 #include "kiln/io/atomic_file.h"
 #include "kiln/ir/error.h"
 #include "kiln/train/log_metrics.h"
@@ -26,6 +27,7 @@ void write_json(const fs::path& path, const nlohmann::ordered_json& value) {
 
 void report_task_evaluation(Trainer& trainer, const TaskData& data, const TrainingArguments& args) {
   nlohmann::json metrics = trainer.evaluate(data, "eval");
+  if (!dist::is_main_process()) return;  // the main process writes the results
   metrics["eval_samples"] = data.size();
   if (task_kind(args.task) == TaskKind::masked_lm) {
     const double loss = metrics["eval_loss"].get<double>();
@@ -42,6 +44,7 @@ void report_task_predictions(Trainer& trainer, const TaskData& data, const Train
   const auto* questions = dynamic_cast<const QaEvalData*>(&data);
   check(questions != nullptr, "--do_predict", "only --task qa (and classification) predicts");
   ForwardOutputs outputs = trainer.forward(data, false);
+  if (!dist::is_main_process()) return;  // the main process writes the results
   QaPredictionSet answers = questions->predictions(outputs);
   nlohmann::ordered_json predictions = nlohmann::ordered_json::object();
   nlohmann::ordered_json nbest = nlohmann::ordered_json::object();

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "kiln/dist/communicator.h"
 #include "kiln/train/checkpoint.h"
 #include "kiln/train/log_metrics.h"
 #include "kiln/train/results_files.h"
@@ -18,10 +19,25 @@ namespace fs = std::filesystem;
 
 // The model, the train metrics and the trainer state, as run_*.py save them after training.
 void finish_training(Trainer& trainer, const nlohmann::json& metrics, const TrainingArguments& args) {
+  if (!dist::is_main_process()) return;  // the main process writes the results
   trainer.save_model(args.output_dir);
   std::cout << format_metrics_table("train", metrics);
   save_metrics(args.output_dir, "train", metrics);
   trainer_state_save(trainer.state(), (fs::path(args.output_dir) / "trainer_state.json").string());
+}
+
+// A run that a signal stopped after saving its checkpoint ends here, as a shell reports a process
+// its signal ended: 128 + the signal number.
+void stop_if_interrupted(const Trainer& trainer, const TrainingArguments& args) {
+  const int signal_number = trainer.stopped_by_signal();
+  if (signal_number == 0) return;
+  if (dist::is_main_process()) {
+    std::cerr << "Training was interrupted. To resume from the checkpoint it saved, run:\n  "
+              << resume_command(
+                     checkpoint_path(args.output_dir, trainer.state().global_step).string())
+              << '\n';
+  }
+  throw ExitWith{128 + signal_number};
 }
 
 // qa and mlm: the same job over TaskData.
@@ -32,7 +48,9 @@ void run_task_train(const TrainingArguments& args, ModelSetup& model, Backend& b
   load_model_weights(model, args, std::cerr);
   Trainer trainer(args, model.config, std::move(model.weights), std::move(*model.tokenizer),
                   backend, std::cerr);
+  install_stop_signal_handlers();
   nlohmann::json metrics = trainer.train(*data.train, data.eval.get(), resume);
+  stop_if_interrupted(trainer, args);
   metrics["train_samples"] = data.train->size();
   finish_training(trainer, metrics, args);
   if (args.do_eval) report_task_evaluation(trainer, *data.eval, args);
@@ -45,7 +63,7 @@ void run_train(RunOptions& options) {
   finish_arguments(args);
   std::unique_ptr<Backend> backend = make_backend(args);
   std::optional<fs::path> resume = checkpoint_to_resume(args);
-  if (resume && !args.resume_from_checkpoint) {
+  if (resume && !args.resume_from_checkpoint && dist::is_main_process()) {
     std::cerr << "Checkpoint detected, resuming training at " << resume->string()
               << ". To avoid this behavior, change the `--output_dir` or add "
                  "`--overwrite_output_dir` to train from scratch.\n";
@@ -62,14 +80,7 @@ void run_train(RunOptions& options) {
                   *backend, std::cerr);
   install_stop_signal_handlers();
   nlohmann::json metrics = trainer.train(*data.train, data.eval ? &*data.eval : nullptr, resume);
-  if (int signal_number = trainer.stopped_by_signal()) {
-    // As a shell reports a process its signal ended: 128 + the signal number.
-    std::cerr << "Training was interrupted. To resume from the checkpoint it saved, run:\n  "
-              << resume_command(
-                     checkpoint_path(args.output_dir, trainer.state().global_step).string())
-              << '\n';
-    throw ExitWith{128 + signal_number};
-  }
+  stop_if_interrupted(trainer, args);
   metrics["train_samples"] = data.train->size();
   finish_training(trainer, metrics, args);
   if (args.do_eval) report_evaluation(trainer, *data.eval, args);

@@ -119,22 +119,28 @@ std::vector<Donation> schedule_kernels(const Module& module, std::vector<KernelG
     kept.push_back(donation);
   }
 
-  // Kahn's order, earliest made first among the ready kernels.
+  // Kahn's order, earliest made first among the ready kernels, except that a ready collective
+  // goes first: its communication then overlaps the kernels after it (a gradient's all-reduce
+  // starts while the rest of the backward pass runs).
   std::vector<int32_t> waiting(count, 0);
   for (const auto& next : successors) {
     for (int32_t k : next) ++waiting[static_cast<size_t>(k)];
   }
-  std::priority_queue<int32_t, std::vector<int32_t>, std::greater<>> ready;
+  std::vector<bool> collective(count, false);
+  for (const auto& [node, k] : collectives) collective[static_cast<size_t>(k)] = true;
+  using Rank = std::pair<bool, int32_t>;  // (not a collective, kernel)
+  std::priority_queue<Rank, std::vector<Rank>, std::greater<>> ready;
+  auto make_ready = [&](int32_t k) { ready.emplace(!collective[static_cast<size_t>(k)], k); };
   for (size_t k = 0; k < count; ++k) {
-    if (waiting[k] == 0) ready.push(static_cast<int32_t>(k));
+    if (waiting[k] == 0) make_ready(static_cast<int32_t>(k));
   }
   std::vector<KernelGroup> ordered;
   while (!ready.empty()) {
-    int32_t k = ready.top();
+    int32_t k = ready.top().second;
     ready.pop();
     ordered.push_back(std::move(kernels[static_cast<size_t>(k)]));
     for (int32_t next : successors[static_cast<size_t>(k)]) {
-      if (--waiting[static_cast<size_t>(next)] == 0) ready.push(next);
+      if (--waiting[static_cast<size_t>(next)] == 0) make_ready(next);
     }
   }
   kernels = std::move(ordered);

@@ -152,12 +152,12 @@ TrainStep::TrainStep(Graph& graph, Value loss, const std::vector<Value>& params,
   }
   Value lr = graph.input(kLearningRate, dtype_, {}, InputRole::state);
   Value step = graph.input(kStep, dtype_, {}, InputRole::state);
-  const bool replicated = config.replicas > 1;
+  const bool replicated = config.replicas * config.processes > 1;
   if (replicated) {
     // DDP's arithmetic: each replica's mean, weighted by its share of all replicas' terms, so
     // that the sums over replicas are the whole batch's mean and its gradient.
-    check(loss_count.valid(), "train_step", "a step of ", config.replicas,
-          " replicas needs the loss's count of terms");
+    check(loss_count.valid(), "train_step", "a step of ", config.replicas, " replicas in ",
+          config.processes, " processes needs the loss's count of terms");
     Value total = all_reduce(loss_count);
     Value weight = cast(loss_count / max(total, scalar_like(total, 1.0)), loss.dtype());
     loss = loss * weight;
@@ -174,9 +174,11 @@ TrainStep::TrainStep(Graph& graph, Value loss, const std::vector<Value>& params,
       grads[i] = sum + grads[i];
       new_sums_.push_back(grads[i]);  // summed on each replica alone until the update (no_sync)
     }
-    // Every replica applies the same update: the sum of all replicas' gradients.
-    if (replicated) grads[i] = all_reduce(grads[i]);
   }
+  // Every replica applies the same update: the sum of all replicas' gradients. Collectives run
+  // in node order, so they are made in the order the backward pass tends to produce the
+  // gradients (the last parameters' first) for each to start while the rest is computed.
+  for (size_t i = params.size(); replicated && i-- > 0;) grads[i] = all_reduce(grads[i]);
 
   Value squares;
   for (size_t i = 0; i < grads.size(); ++i) {

@@ -76,6 +76,9 @@ struct TrainStepConfig {
   // Data parallel: the step runs on this many devices, each on its slice of the batch; the
   // gradients, the loss and the counts that normalise it are summed with all_reduce.
   int replicas = 1;
+  // Data parallel across processes (mpirun): this many processes run the step, each with
+  // `replicas` replicas; all_reduce then sums over every replica of every process.
+  int processes = 1;
 };
 
 // What an update reports, once read back.
@@ -120,7 +123,7 @@ class TrainStep {
   // says whether params[i] gets weight decay. Adds the optimizer inputs, the backward graph,
   // clipping and AdamW to `graph` (which must outlive this object). Programs come from
   // `runtime`'s cache: compiled on first use, found again on every later step.
-  // With config.replicas above 1, `loss_count` (an f32 scalar of the graph: the number of terms
+  // With several replicas or processes, `loss_count` (an f32 scalar of the graph: the number of terms
   // the loss averages) weights each replica's loss by its share of the terms of all replicas,
   // so that the summed loss and gradients are those of the whole batch on one device.
   TrainStep(Graph& graph, Value loss, const std::vector<Value>& params,

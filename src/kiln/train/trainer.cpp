@@ -15,10 +15,12 @@
 #include <numeric>
 #include <sstream>
 
+#include "kiln/dist/communicator.h"
 #include "kiln/io/dataset_order.h"
 #include "kiln/ir/error.h"
 #include "kiln/train/checkpoint.h"
 #include "kiln/train/classification_data.h"
+#include "kiln/train/distributed.h"
 #include "kiln/train/dropout_keys.h"
 #include "kiln/train/log_jsonl.h"
 #include "kiln/train/log_metrics.h"
@@ -41,6 +43,7 @@ int replica_count(const TrainingArguments& args, const Backend& backend) {
 TrainStepConfig step_config(const TrainingArguments& args, int replicas) {
   TrainStepConfig config;
   config.replicas = replicas;
+  config.processes = dist::world().size();
   config.stop_on_nonfinite = args.nan_inf_strategy == "stop";
   config.adamw = {args.adam_beta1, args.adam_beta2, args.adam_epsilon, args.weight_decay};
   config.max_grad_norm = args.max_grad_norm;
@@ -74,6 +77,11 @@ Trainer::Trainer(TrainingArguments args, BertConfig config, TensorMap weights, T
       train_state_(runtime_, weights, replica_count(args_, backend)),
       programs_(task_, config_, step_config(args_, train_state_.replicas()), runtime_,
                 args_.mlm_probability) {
+  dist::Communicator& world = dist::world();
+  check(world.size() == 1 || backend.name() == "cpu", "--device", "a run of ", world.size(),
+        " processes trains on the cpu backend (the ", backend.name(),
+        " backend has no collectives across processes yet)");
+  world.set_timeout(static_cast<double>(args_.ddp_timeout));
   check(args_.max_seq_length <= config_.max_position_embeddings, "--max_seq_length",
         args_.max_seq_length, " is longer than the model's max_position_embeddings ",
         config_.max_position_embeddings);
@@ -127,8 +135,9 @@ TrainingPlan Trainer::start_run(const TaskData& train_data, const TaskData* eval
   if (task_ == TaskKind::classification && !config_.problem_type) {
     config_.problem_type = bert_problem_type(config_, integer_labels_);
   }
-  // The global batch of one micro-step: a slice of per_device_train_batch_size rows per device.
-  const int64_t batch_size = args_.per_device_train_batch_size * replicas();
+  // The global batch of one micro-step: a slice of per_device_train_batch_size rows per device
+  // of every process.
+  const int64_t batch_size = args_.per_device_train_batch_size * replicas() * dist::world().size();
   const auto examples = static_cast<int64_t>(train_data.size());
   batches_per_epoch_ =
       examples / batch_size + (!args_.dataloader_drop_last && examples % batch_size != 0);
@@ -157,7 +166,8 @@ TrainingPlan Trainer::start_run(const TaskData& train_data, const TaskData* eval
     fail(args_.output_dir, "cannot write into the output folder: ", std::strerror(errno));
   }
   const auto& report_to = args_.report_to;
-  if (std::find(report_to.begin(), report_to.end(), "jsonl") != report_to.end()) {
+  if (std::find(report_to.begin(), report_to.end(), "jsonl") != report_to.end() &&
+      dist::is_main_process()) {
     jsonl_ = std::make_unique<JsonlLogWriter>(
         (fs::path(args_.output_dir) / "trainer_log.jsonl").string(), resume.has_value());
   }
@@ -165,13 +175,14 @@ TrainingPlan Trainer::start_run(const TaskData& train_data, const TaskData* eval
   note("  Num examples = " + std::to_string(examples) + ", num epochs = " +
        std::to_string(plan.num_train_epochs) + ", instantaneous batch size per device = " +
        std::to_string(args_.per_device_train_batch_size) + ", devices = " +
-       std::to_string(replicas()));
+       std::to_string(replicas()) + " in each of " + std::to_string(dist::world().size()) +
+       " processes");
   note("  Total train batch size (w. parallel, distributed & accumulation) = " +
        std::to_string(batch_size * args_.gradient_accumulation_steps) +
        ", gradient accumulation steps = " + std::to_string(args_.gradient_accumulation_steps));
   note("  Total optimization steps = " + std::to_string(plan.max_steps) +
        ", number of trainable parameters = " + std::to_string(parameters_));
-  if (!args_.disable_tqdm) {
+  if (!args_.disable_tqdm && dist::is_main_process()) {
     progress_ =
         std::make_unique<ProgressBar>(plan.max_steps, state_.global_step, plan.logging_steps, log_,
                                       &log_ == &std::cerr && ProgressBar::stderr_is_tty());
@@ -230,10 +241,11 @@ nlohmann::json Trainer::train(const TaskData& train_data, const TaskData* eval_d
   metrics["train_compiles"] = compiles();
   log(metrics);
   metrics["epoch"] = state_.epoch.value_or(0.0);
-  note("runtime: " + format_counters(runtime_.counters()));
+  note("runtime: " + format_counters(runtime_.counters()) +
+       all_reduce_summary(dist::world(), steps_run));
 
   // HF: with save_total_limit 1, only the best checkpoint stays once training is over.
-  if (args_.save_total_limit == 1 && state_.best_model_checkpoint) {
+  if (args_.save_total_limit == 1 && state_.best_model_checkpoint && dist::is_main_process()) {
     for (const fs::path& checkpoint : list_checkpoints(args_.output_dir)) {
       if (!fs::equivalent(checkpoint, *state_.best_model_checkpoint)) fs::remove_all(checkpoint);
     }
@@ -256,19 +268,22 @@ ReplicaFeeds Trainer::replica_feeds(const TaskData& data, const std::vector<size
                                     const CollateOptions& collate, int64_t epoch,
                                     int64_t micro_step, int64_t seed) const {
   const Tensor dropout_seed = Tensor::scalar(DType::i64, static_cast<double>(seed));
+  // This process's replicas are replicas [first, first + replicas) of all processes' `total`.
   const auto replicas = static_cast<size_t>(train_state_.replicas());
+  const size_t total = replicas * static_cast<size_t>(dist::world().size());
+  const size_t first = replicas * static_cast<size_t>(dist::world().rank());
   ReplicaFeeds feeds;
-  if (replicas == 1) {
+  if (total == 1) {
     feeds.push_back(data.collate(rows, collate, true, epoch));
   } else {
     // Every replica pads to the global batch's bucket, so that all run one program.
     CollateOptions slice = collate;
-    slice.batch_size = collate.batch_size / replicas;
+    slice.batch_size = collate.batch_size / total;
     slice.min_bucket = static_cast<size_t>(
         data.collate(rows, collate, true, epoch).at("input_ids").shape()[1]);
-    for (size_t r = 0; r < replicas; ++r) {
+    for (size_t r = first; r < first + replicas; ++r) {
       std::vector<size_t> mine;
-      for (size_t i = r; i < rows.size(); i += replicas) mine.push_back(rows[i]);
+      for (size_t i = r; i < rows.size(); i += total) mine.push_back(rows[i]);
       feeds.push_back(data.collate(mine, slice, true, epoch));
     }
   }
@@ -278,8 +293,8 @@ ReplicaFeeds Trainer::replica_feeds(const TaskData& data, const std::vector<size
     feeds[r]["dropout_seed"] = dropout_seed;
     feeds[r]["dropout_offset"] =
         dropout_row_keys(micro_step, static_cast<int64_t>(collate.batch_size),
-                         static_cast<int64_t>(r), feeds[r].at("input_ids").shape()[0],
-                         static_cast<int64_t>(replicas));
+                         static_cast<int64_t>(first + r), feeds[r].at("input_ids").shape()[0],
+                         static_cast<int64_t>(total));
   }
   return feeds;
 }
@@ -332,10 +347,12 @@ void Trainer::run_epoch(const TaskData& data, int64_t epoch) {
         update.last = step.update(train_state_, feeds, learning_rate, scale);
         update.program = &step;
       }
+      // Every process's replicas have the shape of this one's.
       for (const TensorMap& replica : feeds) {
         tokens += real_tokens(replica.at("attention_mask"));
-        state_.total_flos +=
-            6.0 * static_cast<double>(replica.at("input_ids").numel() * non_embedding_params_);
+        state_.total_flos += 6.0 * dist::world().size() *
+                             static_cast<double>(replica.at("input_ids").numel() *
+                                                 non_embedding_params_);
       }
       if (micro + 1 == window) update.feeds = std::move(feeds);
     }
@@ -350,9 +367,11 @@ void Trainer::run_epoch(const TaskData& data, int64_t epoch) {
     if (next == batches.size()) position_ = {position_.seed, position_.data_seed, epoch + 1, 0, 0};
 
     flow_on_step_end(args_, state_, control_);
-    if (int signal_number = stop_signal()) {
+    // Every process stops after the same step when any of them got a signal.
+    int signal_number = stop_signal();
+    if (dist::world().any(signal_number != 0)) {
       // SIGINT or SIGTERM: this step is done; save it (after any evaluation due now) and stop.
-      stopped_by_signal_ = signal_number;
+      stopped_by_signal_ = signal_number != 0 ? signal_number : SIGTERM;
       control_.should_save = true;
       control_.should_training_stop = true;
     }

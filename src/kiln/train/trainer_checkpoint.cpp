@@ -2,6 +2,7 @@
 // resuming a run exactly where it stopped, loading the best model at the end.
 #include <filesystem>
 
+#include "kiln/dist/communicator.h"
 #include "kiln/io/safetensors.h"
 #include "kiln/io/tokenizer_files.h"
 #include "kiln/ir/error.h"
@@ -50,6 +51,12 @@ void Trainer::save_checkpoint() {
     nlohmann::json saved = callback->to_state();
     if (!saved.is_null()) state_.stateful_callbacks[callback->name()] = saved;
   }
+  // The main process writes the checkpoint (every process holds the same state); the others
+  // wait for it, so that none runs ahead of a checkpoint it may have to resume from.
+  if (!dist::is_main_process()) {
+    dist::world().barrier();
+    return;
+  }
   fs::path folder = write_checkpoint(
       output_dir, step,
       [&](const fs::path& tmp) {
@@ -65,6 +72,7 @@ void Trainer::save_checkpoint() {
   for (const fs::path& deleted : rotate_checkpoints(output_dir, args_.save_total_limit, best)) {
     note("Deleting older checkpoint " + deleted.string() + " due to save_total_limit");
   }
+  dist::world().barrier();
 }
 
 void Trainer::load_weights(const std::string& file) {

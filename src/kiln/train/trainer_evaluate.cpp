@@ -1,8 +1,10 @@
 // The Trainer's evaluation and prediction: forward passes without dropout over a split in file
-// order, eval loss as a mean over the real rows, and the task's metrics.
+// order (shared out among the processes of a distributed run), eval loss as a mean over the real
+// rows, and the task's metrics.
 #include <chrono>
 
 #include "kiln/ir/error.h"
+#include "kiln/train/distributed.h"
 #include "kiln/train/classification_data.h"
 #include "kiln/train/log_metrics.h"
 #include "kiln/train/trainer.h"
@@ -17,28 +19,33 @@ ForwardOutputs Trainer::forward(const TaskData& data, bool with_labels) {
   const CollateOptions collate = collate_options(args_.per_device_eval_batch_size);
   std::vector<size_t> order(data.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  ForwardOutputs result;
-  for (const std::vector<size_t>& rows : epoch_batches(order, collate.batch_size, false)) {
+  const std::vector<std::vector<size_t>> batches =
+      epoch_batches(order, collate.batch_size, false);
+  // Each process runs its share of the batches; all get every batch's outputs back.
+  dist::Communicator& world = dist::world();
+  std::vector<ForwardOutputs> mine;
+  for (size_t b = 0; b < batches.size(); ++b) {
+    if (!runs_batch(world, b)) continue;
+    const std::vector<size_t>& rows = batches[b];
     TensorMap feeds = data.collate(rows, collate, with_labels, /*epoch=*/-1);
     std::vector<Tensor> outputs =
         programs_.forward(train_state_, feeds, with_labels, data.integer_labels());
+    ForwardOutputs& batch = mine.emplace_back();
     const size_t count = outputs.size() - (with_labels ? 1 : 0);
-    result.rows.resize(count);
+    batch.rows.resize(count);
     for (size_t k = 0; k < count; ++k) {
       const Tensor& out = outputs[k];
       const int64_t width = out.numel() / out.shape()[0];
       for (size_t r = 0; r < rows.size(); ++r) {
-        std::vector<float>& row = result.rows[k].emplace_back(static_cast<size_t>(width));
+        std::vector<float>& row = batch.rows[k].emplace_back(static_cast<size_t>(width));
         for (int64_t j = 0; j < width; ++j) {
           row[static_cast<size_t>(j)] = static_cast<float>(out.get(static_cast<int64_t>(r) * width + j));
         }
       }
     }
-    if (with_labels) {
-      result.loss_sum += outputs.back().get(0) * static_cast<double>(rows.size());
-    }
-    ++result.batches;
+    if (with_labels) batch.loss_sum = outputs.back().get(0) * static_cast<double>(rows.size());
   }
+  ForwardOutputs result = gather_batches(world, mine, batches.size());
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "kiln/dist/communicator.h"
+#include "kiln/train/distributed.h"
 #include "kiln/train/log_jsonl.h"
 #include "kiln/train/log_progress.h"
 #include "kiln/train/log_python_json.h"
@@ -11,7 +13,10 @@
 
 namespace kiln {
 
+// Only the main process of a distributed run speaks and writes logs (HF's
+// is_world_process_zero); every process keeps the log history, which decisions read.
 void Trainer::note(const std::string& line) {
+  if (!dist::is_main_process()) return;
   if (progress_) {
     progress_->message(line);
   } else {
@@ -23,6 +28,8 @@ void Trainer::log(nlohmann::json logs) {
   if (state_.epoch) logs["epoch"] = *state_.epoch;
   nlohmann::json entry = log_history_entry(logs, state_.epoch, state_.global_step);
   state_.log_history.push_back(entry);
+  for (const auto& callback : callbacks_) callback->on_log(args_, state_, logs);
+  if (!dist::is_main_process()) return;
   const auto& report_to = args_.report_to;
   auto reports = [&](const char* name) {
     return std::find(report_to.begin(), report_to.end(), name) != report_to.end();
@@ -38,7 +45,6 @@ void Trainer::log(nlohmann::json logs) {
     if (!tensorboard_) tensorboard_ = std::make_unique<TensorBoardWriter>(args_.logging_dir);
     tensorboard_->log(logs, state_.global_step);
   }
-  for (const auto& callback : callbacks_) callback->on_log(args_, state_, logs);
   note(python_json_dumps(logs));
 }
 
@@ -56,7 +62,8 @@ void Trainer::maybe_log_save_evaluate() {
     log(logs);
     // Kept out of the logs themselves, which match HF's.
     if (std::find(args_.debug.begin(), args_.debug.end(), "metrics") != args_.debug.end()) {
-      note("runtime metrics: " + format_counters(runtime_.counters()));
+      note("runtime metrics: " + format_counters(runtime_.counters()) +
+           all_reduce_summary(dist::world(), state_.global_step));
     }
   }
   control_.should_log = false;

@@ -200,6 +200,10 @@ void training_arguments_post_init(TrainingArguments& args) {
   check_steps(args.logging_steps, "--logging_steps");
   check(args.num_devices >= 0, "--num_devices", "must be 0 (all devices) or more, got ",
         args.num_devices);
+  check(!args.ddp_backend || *args.ddp_backend == "mpi", "--ddp_backend", "'",
+        args.ddp_backend.value_or(""),
+        "' is not available: Kiln runs processes over mpi (nccl comes with the CUDA backend)");
+  check(args.ddp_timeout > 0, "--ddp_timeout", "must be positive, got ", args.ddp_timeout);
   check_steps(args.save_steps, "--save_steps");
   if (args.eval_steps) check_steps(*args.eval_steps, "--eval_steps");
   check_interval_steps(args.save_strategy, args.save_steps, "--save_steps", "--save_strategy");

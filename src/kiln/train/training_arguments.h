@@ -122,6 +122,10 @@ struct TrainingArguments {
   std::optional<std::string> pjrt_plugin;
   // Data parallel over the backend's devices: how many to train on (0: all of them).
   int64_t num_devices = 0;
+  // Data parallel across processes (mpirun): what runs the collectives ("mpi"; unset: mpi when
+  // the run has several processes), and how long one may wait before the run ends.
+  std::optional<std::string> ddp_backend;
+  int64_t ddp_timeout = 1800;
   // Compiled XLA programs kept between runs (unset: the user's cache folder; "" or "none": off).
   std::optional<std::string> compile_cache_dir;
   bool dataloader_drop_last = false;

@@ -175,6 +175,12 @@ const std::array kFields = {
     ArgumentField{"num_devices", &A::num_devices, kRun,
                   "How many of the device's cores or chips to train on, one replica each (0: "
                   "all; with the XLA CPU plugin, also how many CPU devices it makes)."},
+    ArgumentField{"ddp_backend", &A::ddp_backend, kRun,
+                  "The backend of distributed training across processes started by mpirun: mpi "
+                  "(the default there; nccl comes with the CUDA backend)."},
+    ArgumentField{"ddp_timeout", &A::ddp_timeout, kRun,
+                  "Seconds a process of a distributed run waits for the others at a collective "
+                  "before the run ends with an error (a process died or hangs)."},
     ArgumentField{"compile_cache_dir", &A::compile_cache_dir, kRun,
                   "A folder that keeps the programs compiled for XLA devices, so that a repeated "
                   "or resumed run loads them instead of compiling again (default: "

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 
+#include "kiln/backends/cpu/collectives.h"
 #include "kiln/backends/cpu/kernel.h"
 #include "kiln/backends/cpu/kernel_profile.h"
 #include "kiln/compiler/pipeline.h"
@@ -38,7 +39,7 @@ Kernel make_kernel(const Graph& graph, const KernelGroup& group) {
 
 class CpuExecutableImpl : public CpuExecutable {
  public:
-  explicit CpuExecutableImpl(Program program)
+  CpuExecutableImpl(Program program, dist::Communicator& communicator)
       : program_(std::move(program)), profile_(program_) {
     const Graph& graph = *program_.module.graph;
     std::vector<int64_t> scratch;
@@ -47,6 +48,12 @@ class CpuExecutableImpl : public CpuExecutable {
       scratch.push_back(kernels_.back().scratch_bytes);
     }
     plan_ = plan_buffers(program_, scratch, kAlignment);
+    if (communicator.size() > 1) {
+      collectives_ = std::make_unique<cpu::Collectives>(program_, plan_, communicator);
+      for (size_t k = 0; k < kernels_.size(); ++k) {
+        if (collectives_->reduces(k)) kernels_[k] = collectives_->kernel(k);
+      }
+    }
     // Not zero-filled: every kernel writes its buffers before anything reads them, and filling
     // a BERT-base step's 1.6 GB arena took most of its compile time (its pages are touched on
     // the first run instead).
@@ -122,9 +129,11 @@ class CpuExecutableImpl : public CpuExecutable {
       run_kernels_timed();
     } else {
       for (size_t k = 0; k < kernels_.size(); ++k) {
+        if (collectives_) collectives_->before(k, buffers_);
         kernels_[k].run(buffers_, arena_base_ + plan_.scratch_offset[k]);
       }
     }
+    if (collectives_) collectives_->after_run(buffers_);
     // Outputs that are arguments, constants or a buffer another output took are copies.
     for (size_t o : copied_outputs_) {
       int32_t id = program_.module.outputs[o];
@@ -140,6 +149,7 @@ class CpuExecutableImpl : public CpuExecutable {
   void run_kernels_timed() {
     for (size_t k = 0; k < kernels_.size(); ++k) {
       auto start = std::chrono::steady_clock::now();
+      if (collectives_) collectives_->before(k, buffers_);
       kernels_[k].run(buffers_, arena_base_ + plan_.scratch_offset[k]);
       profile_.add(k, std::chrono::steady_clock::now() - start);
     }
@@ -156,6 +166,7 @@ class CpuExecutableImpl : public CpuExecutable {
   std::unique_ptr<std::byte[]> arena_;
   std::byte* arena_base_ = nullptr;
   Buffers buffers_;
+  std::unique_ptr<cpu::Collectives> collectives_;  // a run of several processes
 };
 
 class CpuBackend : public Backend {
@@ -183,7 +194,8 @@ class CpuBackend : public Backend {
     capabilities.loop_fusion = capabilities.gemm_epilogues = true;
     capabilities.dots_read_strided_operands = true;
     return std::make_unique<CpuExecutableImpl>(
-        compile_program(graph, outputs, spec.donations, capabilities, options));
+        compile_program(graph, outputs, spec.donations, capabilities, options),
+        options_.communicator != nullptr ? *options_.communicator : dist::world());
   }
 
  private:

@@ -8,6 +8,7 @@
 
 #include "kiln/backends/backend.h"
 #include "kiln/compiler/buffer_plan.h"
+#include "kiln/dist/communicator.h"
 
 namespace kiln {
 
@@ -15,6 +16,9 @@ struct CpuBackendOptions {
   // Run every composite through its decomposition instead of its direct kernel (for debugging
   // and for testing the decompositions on this backend).
   bool decompose_composites = false;
+  // The processes that all_reduce sums over (data parallel across processes, see
+  // collectives.h); null: dist::world(). With one process all_reduce is a copy.
+  dist::Communicator* communicator = nullptr;
 };
 
 // What compile() produced, for tests of structure and for the runtime's counters. Executables own
