@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build libgtest-dev libcli11-dev nlohmann-json3-dev libutf8proc-dev
-  libdnnl-dev ocl-icd-opencl-dev)  # dnnl-config.cmake looks for OpenCL, which libdnnl-dev only recommends
+  libdnnl-dev ocl-icd-opencl-dev  # dnnl-config.cmake looks for OpenCL, which libdnnl-dev only recommends
+  libopenmpi-dev openmpi-bin)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -70,6 +70,11 @@ class Communicator {
 // Error that says to start the run with mpirun.
 Communicator& world();
 
+// The OpenMP threads a rank runs by default: its share of the machine's `cores` (cores /
+// local_size()), no more than the CPUs it may run on (its affinity mask, which mpirun narrows when
+// it binds ranks to cores), and at least 1.
+int threads_per_process(int cores);
+
 // Whether this process is the one that writes shared files (rank 0), as HF's
 // is_world_process_zero.
 inline bool is_main_process() { return world().rank() == 0; }
