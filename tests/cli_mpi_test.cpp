@@ -55,9 +55,8 @@ struct Case {
   int64_t accumulation = 1;
 };
 
-// The run of `c` in one process and in two, with dropout, clipping and an evaluation each epoch.
-void compare(const Case& c) {
-  fs::path dir = testing::scratch_folder();
+// The run of `c` (its data in `dir`) in one process and in two, with dropout, clipping and an evaluation each epoch.
+void compare(const fs::path& dir, const Case& c) {
   fs::create_directories(dir / "model");
   fs::path vocab = testing::write_vocab(dir / "model");
   BertConfig config =
@@ -108,17 +107,20 @@ std::string mlm_data(const fs::path& dir) {
 
 TEST(CliMpi, TwoProcessesClassifyAsOne) {
   KILN_REQUIRE_MPIRUN();
-  compare({classification_data(testing::scratch_folder()), 8, 1});
+  const fs::path dir = testing::scratch_folder();
+  compare(dir, {classification_data(dir), 8, 1});
 }
 
 TEST(CliMpi, TwoProcessesClassifyAsOneWithGradientAccumulation) {
   KILN_REQUIRE_MPIRUN();
-  compare({classification_data(testing::scratch_folder()), 4, 2});
+  const fs::path dir = testing::scratch_folder();
+  compare(dir, {classification_data(dir), 4, 2});
 }
 
 TEST(CliMpi, TwoProcessesTrainMaskedLmAsOne) {
   KILN_REQUIRE_MPIRUN();
-  compare({mlm_data(testing::scratch_folder()), 8, 1});
+  const fs::path dir = testing::scratch_folder();
+  compare(dir, {mlm_data(dir), 8, 1});
 }
 
 }  // namespace

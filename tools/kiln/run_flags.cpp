@@ -1,7 +1,12 @@
 // The flags of the run commands, their checks, and the choice of backend.
+#include <omp.h>
+
+#include <cstdlib>
+
 #include "kiln/backends/cpu/cpu_backend.h"
 #include "kiln/backends/pjrt/pjrt_backend.h"
 #include "kiln/backends/reference/reference_backend.h"
+#include "kiln/dist/communicator.h"
 #include "kiln/ir/error.h"
 #include "kiln/train/task.h"
 #include "kiln/train/training_arguments_cli.h"
@@ -31,6 +36,10 @@ void finish_arguments(TrainingArguments& args) {
 }
 
 std::unique_ptr<Backend> make_backend(const TrainingArguments& args) {
+  // The processes mpirun starts on one machine share its cores (OMP_NUM_THREADS overrides).
+  if (dist::world().size() > 1 && std::getenv("OMP_NUM_THREADS") == nullptr) {
+    omp_set_num_threads(dist::threads_per_process(omp_get_num_procs()));
+  }
   pjrt::DiscoverySources sources = pjrt::discovery_sources(args.pjrt_plugin.value_or(""));
   if (args.device == "auto") {
     std::unique_ptr<Backend> accelerator = make_accelerator_backend(sources);

@@ -12,8 +12,10 @@ TensorMap MlmData::collate(std::span<const size_t> rows, const CollateOptions& o
   if (with_labels) {
     const int64_t capacity =
         mlm_prediction_capacity(batch.labels.numel(), options_.mlm_probability);
-    MlmPredictions predictions = compact_mlm_labels(
-        batch.labels, capacity, dataset_.where(rows.front()) + " (the batch starting there)");
+    // A replica past the end of the data has no rows (only padding).
+    const std::string where = rows.empty() ? dataset_.source
+                                           : dataset_.where(rows.front()) + " (the batch starting there)";
+    MlmPredictions predictions = compact_mlm_labels(batch.labels, capacity, where);
     feeds.emplace("masked_positions", std::move(predictions.positions));
     feeds.emplace("masked_labels", std::move(predictions.labels));
   }
