@@ -8,6 +8,7 @@
 #include <random>
 #include <thread>
 
+#include "cli_test_util.h"
 #include "mpi_test_util.h"
 #include "process_test_util.h"
 
@@ -27,7 +28,7 @@ std::string run_command(const fs::path& dir) {
       testing::tiny_config(tokenizer_load_vocab(vocab.string()).vocab_size(), /*dropout=*/0.1);
   bert_config_write((dir / "model" / "config.json").string(), config);
   fs::path train = testing::write_sentiment_tsv(dir / "train.tsv", 48, 11);
-  return testing::mpirun_kiln(2) + " train --config_name " +
+  return testing::mpirun(2) + " " + KILN_BINARY + " train --config_name " +
          (dir / "model" / "config.json").string() + " --tokenizer_name " + vocab.string() +
          " --train_file " + train.string() + " --output_dir " + (dir / "out").string() +
          " --no_header --column_names label,source,text --max_seq_length 16"

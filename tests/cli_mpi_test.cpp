@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "cli_test_util.h"
 #include "mpi_test_util.h"
 
 namespace kiln {
@@ -76,7 +77,7 @@ void compare(const fs::path& dir, const Case& c) {
                                                     " " + flags(1, dir / "one"));
   ASSERT_EQ(one.exit_code, 0) << one.output;
   testing::CommandResult two =
-      testing::run_command(testing::mpirun_kiln(2) + " " + flags(2, dir / "two"));
+      testing::run_command(testing::mpirun(2) + " " + KILN_BINARY + " " + flags(2, dir / "two"));
   ASSERT_EQ(two.exit_code, 0) << two.output;
   EXPECT_NE(two.output.find("in each of 2 processes"), std::string::npos) << two.output;
   EXPECT_NE(two.output.find("all-reduce over 2 processes"), std::string::npos) << two.output;

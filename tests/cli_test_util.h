@@ -7,25 +7,13 @@
 #include <cstdio>
 #include <string>
 
+#include "shell_test_util.h"
 #include "trainer_test_util.h"
 
 namespace kiln::testing {
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
 inline CommandResult run_kiln(const std::string& arguments) {
-  std::string command = std::string(KILN_BINARY) + " " + arguments + " 2>&1";
-  CommandResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buffer[4096];
-  while (size_t read = fread(buffer, 1, sizeof buffer, pipe)) result.output.append(buffer, read);
-  int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
+  return run_command(std::string(KILN_BINARY) + " " + arguments);
 }
 
 // vocab.txt and config.json (the tiny config sized to the vocabulary) in `dir`; returns the

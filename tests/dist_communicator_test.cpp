@@ -2,10 +2,7 @@
 // tests/mpi/dist_mpi_check (DIST_MPI_CHECK) run under mpirun with 2 and 3 ranks, including ranks
 // that stop meeting collectives or exit with an error, which must end the job instead of hanging.
 #include <sched.h>
-#include <sys/wait.h>
 
-#include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -13,6 +10,7 @@
 
 #include "kiln/dist/communicator.h"
 #include "kiln/ir/error.h"
+#include "mpi_test_util.h"
 
 namespace kiln::dist {
 namespace {
@@ -61,63 +59,33 @@ TEST(DistSingleProcess, ThreadsPerProcessIsTheAllowedCpusAtMost) {
   EXPECT_EQ(threads_per_process(0), 1);
 }
 
-struct ProcessResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-  double seconds = 0;
-};
-
-ProcessResult run(const std::string& command) {
-  auto start = std::chrono::steady_clock::now();
-  ProcessResult result;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buffer[4096];
-  while (size_t read = fread(buffer, 1, sizeof buffer, pipe)) result.output.append(buffer, read);
-  int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return result;
-}
-
-// Runs dist_mpi_check `mode` on `ranks` ranks, ending it after 120 s if it hangs. Under the
-// sanitizers (scripts/sanitize.sh), the leaks of OpenMPI's libraries are suppressed, which takes
-// whole stacks (fast_unwind_on_malloc=0): those libraries keep no frame pointers.
-ProcessResult run_mpi(int ranks, const std::string& mode) {
-  return run("ASAN_OPTIONS=\"$ASAN_OPTIONS:fast_unwind_on_malloc=0\" LSAN_OPTIONS=suppressions=" +
-             std::string(KILN_SOURCE_DIR) + "/tests/mpi/openmpi_leaks.supp timeout 120 mpirun " +
-             "--allow-run-as-root --oversubscribe -np " + std::to_string(ranks) + " " +
-             DIST_MPI_CHECK + " " + mode);
+// Runs dist_mpi_check `mode` on `ranks` ranks, ending it after 120 s if it hangs.
+testing::CommandResult run_mpi(int ranks, const std::string& mode) {
+  return testing::run_command(testing::mpirun(ranks) + " timeout 120 " + DIST_MPI_CHECK + " " +
+                              mode);
 }
 
 // Skips when mpirun is missing, except on CI, which installs it (scripts/setup.sh).
 class DistMpi : public ::testing::Test {
  protected:
-  void SetUp() override {
-    if (std::system("command -v mpirun > /dev/null 2>&1") == 0) return;
-    const char* ci = std::getenv("CI");
-    if (ci != nullptr && std::string(ci) == "true") {
-      FAIL() << "mpirun not found; CI installs openmpi-bin (scripts/setup.sh)";
-    }
-    GTEST_SKIP() << "mpirun not found: install openmpi-bin (scripts/setup.sh) to run the MPI tests";
-  }
+  void SetUp() override { KILN_REQUIRE_MPIRUN(); }
 };
 
 TEST_F(DistMpi, CollectivesOnTwoRanks) {
-  ProcessResult result = run_mpi(2, "check");
+  testing::CommandResult result = run_mpi(2, "check");
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("dist_mpi_check OK: 2 ranks"), std::string::npos) << result.output;
 }
 
 // Three ranks pad the all-reduce to a multiple of 3, and could sum a float in different orders.
 TEST_F(DistMpi, CollectivesOnThreeRanks) {
-  ProcessResult result = run_mpi(3, "check");
+  testing::CommandResult result = run_mpi(3, "check");
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("dist_mpi_check OK: 3 ranks"), std::string::npos) << result.output;
 }
 
 TEST_F(DistMpi, ACollectiveThatTimesOutEndsTheJob) {
-  ProcessResult result = run_mpi(2, "timeout");
+  testing::CommandResult result = run_mpi(2, "timeout");
   EXPECT_NE(result.exit_code, 0) << result.output;
   EXPECT_LT(result.seconds, 15) << result.output;
   EXPECT_NE(result.output.find("[dist] rank 0: a collective (all_reduce of 124 bytes) did not "
@@ -131,7 +99,7 @@ TEST_F(DistMpi, ACollectiveThatTimesOutEndsTheJob) {
 }
 
 TEST_F(DistMpi, ARankThatExitsWithAnErrorEndsTheJob) {
-  ProcessResult result = run_mpi(2, "error_exit");
+  testing::CommandResult result = run_mpi(2, "error_exit");
   EXPECT_NE(result.exit_code, 0) << result.output;
   EXPECT_LT(result.seconds, 15) << result.output;
   EXPECT_NE(result.output.find("rank 0 exits with status 1; aborting the MPI job"),
@@ -140,7 +108,7 @@ TEST_F(DistMpi, ARankThatExitsWithAnErrorEndsTheJob) {
 }
 
 TEST(DistWorld, WorldSizeWithoutAnMpiLauncherIsAnError) {
-  ProcessResult result = run("env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK WORLD_SIZE=2 " +
+  testing::CommandResult result = testing::run_command("env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK WORLD_SIZE=2 " +
                    std::string(DIST_MPI_CHECK));
   EXPECT_EQ(result.exit_code, 1) << result.output;
   EXPECT_NE(result.output.find("[dist] WORLD_SIZE=2 was set but the process was not started by an "

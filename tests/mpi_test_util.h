@@ -1,6 +1,6 @@
-// Shared by the tests that run `kiln` in several processes under OpenMPI's mpirun (installed by
-// scripts/setup.sh): the launcher's command line, and the skip (a failure in CI) where it is
-// missing.
+// Shared by the tests that run processes under OpenMPI's mpirun (installed by
+// scripts/setup.sh): the launcher's command line, the skip (a failure in CI) where it is
+// missing, a launched job to signal, and its processes by rank.
 #pragma once
 
 #include <fcntl.h>
@@ -10,9 +10,11 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
-#include "cli_test_util.h"
+#include "shell_test_util.h"
+#include "support/testing.h"
 
 namespace kiln::testing {
 
@@ -29,22 +31,14 @@ inline bool have_mpirun() { return std::system("command -v mpirun > /dev/null 2>
     }                                                                                      \
   } while (false)
 
-// `mpirun -np N kiln` with one kernel thread per process; root may run it, and N may exceed
-// the cores.
-inline std::string mpirun_kiln(int processes) {
-  return "mpirun --allow-run-as-root --oversubscribe --bind-to none -x OMP_NUM_THREADS=1 -np " +
-         std::to_string(processes) + " " + KILN_BINARY;
-}
-
-inline CommandResult run_command(const std::string& command) {
-  CommandResult result;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buffer[4096];
-  while (size_t read = fread(buffer, 1, sizeof buffer, pipe)) result.output.append(buffer, read);
-  int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
+// `mpirun -np N` with one kernel thread per process; root may run it, and N may exceed the
+// cores. Under the sanitizers (scripts/sanitize.sh) the leaks of OpenMPI's own libraries are
+// suppressed, which takes whole stacks (fast_unwind_on_malloc=0): they keep no frame pointers.
+inline std::string mpirun(int processes) {
+  return "ASAN_OPTIONS=\"$ASAN_OPTIONS:fast_unwind_on_malloc=0\" LSAN_OPTIONS=suppressions=" +
+         std::string(KILN_SOURCE_DIR) +
+         "/tests/mpi/openmpi_leaks.supp mpirun --allow-run-as-root --oversubscribe --bind-to none"
+         " -x OMP_NUM_THREADS=1 -np " + std::to_string(processes);
 }
 
 }  // namespace kiln::testing
@@ -55,7 +49,7 @@ namespace kiln::testing {
 // appended to `log`; killed with the group if still running at destruction.
 class ShellProcess {
  public:
-  ShellProcess(const std::string& command, const fs::path& log) {
+  ShellProcess(const std::string& command, const std::filesystem::path& log) {
     pid_ = fork();
     if (pid_ == 0) {
       setpgid(0, 0);
@@ -96,7 +90,7 @@ class ShellProcess {
 inline pid_t kiln_rank_pid(int rank, const std::string& marker) {
   const std::string wanted = "OMPI_COMM_WORLD_RANK=" + std::to_string(rank);
   std::error_code error;
-  for (fs::directory_iterator it("/proc", error), end; !error && it != end; it.increment(error)) {
+  for (std::filesystem::directory_iterator it("/proc", error), end; !error && it != end; it.increment(error)) {
     const std::string name = it->path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     std::string command = read_text(it->path() / "cmdline");
