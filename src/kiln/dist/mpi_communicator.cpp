@@ -30,9 +30,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Bytes = std::vector<std::byte>;
 
-// A collective submitted to the communication thread, which calls `run`. The buffers `run` reads
-// and writes belong to the job, not to the caller, so a caller that stopped waiting (a timeout)
-// leaves no pointer into its memory behind.
+// A collective submitted to the communication thread, which calls `run`. An all-reduce works on
+// the caller's bytes (which must outlive the job: after a timeout the process aborts the MPI job
+// at exit); the other collectives on buffers of the job's own.
 struct Job {
   std::string what;  // "all_reduce of 123 bytes", for messages
   std::function<void()> run;
@@ -138,32 +138,25 @@ class MpiCommunicator : public Communicator {
 
 class MpiWork : public Work {
  public:
-  MpiWork(MpiCommunicator& communicator, std::shared_ptr<Job> job, std::shared_ptr<Bytes> result,
-          void* data, int64_t bytes)
-      : communicator_(communicator), job_(std::move(job)), result_(std::move(result)),
-        data_(data), bytes_(bytes) {}
+  MpiWork(MpiCommunicator& communicator, std::shared_ptr<Job> job)
+      : communicator_(communicator), job_(std::move(job)) {}
 
   void wait() override {
     if (!job_) return;
     communicator_.wait(*job_);
-    std::copy_n(result_->data(), bytes_, static_cast<std::byte*>(data_));
     job_.reset();
   }
 
  private:
   MpiCommunicator& communicator_;
   std::shared_ptr<Job> job_;  // null once waited for
-  std::shared_ptr<Bytes> result_;
-  void* data_;
-  int64_t bytes_;
 };
 
 std::unique_ptr<Work> MpiCommunicator::all_reduce_sum(void* data, int64_t count, DType dtype) {
   check_all_reduce(count, dtype);
-  int64_t element = static_cast<int64_t>(dtype_size(dtype)), bytes = count * element;
-  int64_t chunk = (count + size_ - 1) / size_;
-  check(chunk <= INT_MAX, "dist", "all_reduce_sum of ", count, " elements: over ", INT_MAX,
-        " per rank");
+  const auto element = static_cast<int64_t>(dtype_size(dtype));
+  const int64_t bytes = count * element;
+  check(count <= INT_MAX, "dist", "all_reduce_sum of ", count, " elements: over ", INT_MAX);
   {
     std::lock_guard lock(mutex_);
     stats_.all_reduce_bytes += bytes;
@@ -171,23 +164,32 @@ std::unique_ptr<Work> MpiCommunicator::all_reduce_sum(void* data, int64_t count,
   }
   // MPI_Allreduce may sum a float in different orders on different ranks. Here each rank sums one
   // chunk (reduce-scatter) and the sums are then copied to every rank (all-gather): every element
-  // is summed once, so every rank gets the same bits.
-  std::shared_ptr<Bytes> buffer = padded_copy(data, bytes, chunk * size_ * element);
+  // is summed once, so every rank gets the same bits. Both work on the caller's bytes (a gradient
+  // bucket of hundreds of MB is not copied); a rank's own chunk of sums is the only other buffer.
+  std::vector<int> counts(static_cast<size_t>(size_)), offsets(static_cast<size_t>(size_));
+  for (int rank = 0, offset = 0; rank < size_; ++rank) {
+    counts[static_cast<size_t>(rank)] =
+        static_cast<int>(count / size_ + (rank < count % size_ ? 1 : 0));
+    offsets[static_cast<size_t>(rank)] = offset;
+    offset += counts[static_cast<size_t>(rank)];
+  }
   std::shared_ptr<Job> job = submit(
-      "all_reduce of " + std::to_string(bytes) + " bytes", [this, buffer, chunk, element, dtype] {
+      "all_reduce of " + std::to_string(bytes) + " bytes",
+      [this, data, counts = std::move(counts), offsets = std::move(offsets), element, dtype] {
         MPI_Datatype type = mpi_type(dtype);
-        Bytes sum(chunk * element);
+        const int mine = counts[static_cast<size_t>(rank_)];
+        Bytes sum(static_cast<size_t>(mine * element));
         MPI_Request request;
-        check_mpi(MPI_Ireduce_scatter_block(buffer->data(), sum.data(), static_cast<int>(chunk),
-                                            type, MPI_SUM, MPI_COMM_WORLD, &request),
-                  "MPI_Ireduce_scatter_block");
+        check_mpi(MPI_Ireduce_scatter(data, sum.data(), counts.data(), type, MPI_SUM,
+                                      MPI_COMM_WORLD, &request),
+                  "MPI_Ireduce_scatter");
         await(request);
-        check_mpi(MPI_Iallgather(sum.data(), static_cast<int>(chunk), type, buffer->data(),
-                                 static_cast<int>(chunk), type, MPI_COMM_WORLD, &request),
-                  "MPI_Iallgather");
+        check_mpi(MPI_Iallgatherv(sum.data(), mine, type, data, counts.data(), offsets.data(),
+                                  type, MPI_COMM_WORLD, &request),
+                  "MPI_Iallgatherv");
         await(request);
       });
-  return std::make_unique<MpiWork>(*this, std::move(job), std::move(buffer), data, bytes);
+  return std::make_unique<MpiWork>(*this, std::move(job));
 }
 
 void MpiCommunicator::broadcast(void* data, int64_t bytes, int root) {
