@@ -1,7 +1,8 @@
 // The promises of a run in two processes: a process killed with SIGKILL ends the other with an
 // error naming the lost rank, well within a minute, and the same command then resumes from the
 // last complete checkpoint to the weights of a run never killed, bit for bit; SIGTERM to one
-// process stops both after the same step with one checkpoint, from which the run resumes alike.
+// process, or Ctrl-C to mpirun (which passes SIGTERM on to every process), stops both after the
+// same step with one checkpoint, from which the run resumes alike.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -19,6 +20,9 @@ namespace fs = std::filesystem;
 using testing::ShellProcess;
 
 constexpr int64_t kSteps = 18;  // 48 examples, 8 a step, 3 epochs
+// The whole run takes a fraction of a second: each checkpoint write of the interrupted runs is
+// widened by the test hook of checkpoint.h, so that the run is still going when signalled.
+const std::string kSlowCheckpoints = "KILN_TEST_CHECKPOINT_PAUSE_MS=300 ";
 
 // A tiny model with dropout, clipping and warm-up, a checkpoint every 2 steps.
 std::string run_command(const fs::path& dir) {
@@ -84,7 +88,7 @@ TEST(CliMpiKill, SigkillOfOneProcessEndsTheOtherAndTheRunResumesExactly) {
   SCOPED_TRACE("kill step drawn with seed " + std::to_string(seed));
   const int64_t kill_after = 2 + 2 * static_cast<int64_t>(std::mt19937(seed)() % 6);  // 2..12
   const fs::path log = dir / "killed.log";
-  ShellProcess run(command, log);
+  ShellProcess run(kSlowCheckpoints + command, log);
   ASSERT_TRUE(wait_until(run, [&] { return latest_step(dir / "out") >= kill_after; }))
       << testing::read_text(log);
   const pid_t victim = testing::kiln_rank_pid(1, (dir / "out").string());
@@ -103,19 +107,24 @@ TEST(CliMpiKill, SigkillOfOneProcessEndsTheOtherAndTheRunResumesExactly) {
   expect_resumes_to(command, dir, straight);
 }
 
-TEST(CliMpiKill, SigtermToOneProcessStopsBothAfterOneStepWithOneCheckpoint) {
-  KILN_REQUIRE_MPIRUN();
+// Signals `run` once it has saved checkpoint-4: SIGTERM to rank 1 (`to_mpirun` false) or SIGINT
+// to mpirun itself; then checks the one checkpoint both processes stopped at and resumes from it.
+void expect_stop_and_resume(bool to_mpirun) {
   fs::path dir = testing::scratch_folder();
   const std::string command = run_command(dir);
   const TensorMap straight = straight_run(command, dir);
 
   const fs::path log = dir / "stopped.log";
-  ShellProcess run(command, log);
+  ShellProcess run(kSlowCheckpoints + command, log);
   ASSERT_TRUE(wait_until(run, [&] { return latest_step(dir / "out") >= 4; }))
       << testing::read_text(log);
-  const pid_t rank1 = testing::kiln_rank_pid(1, (dir / "out").string());
-  ASSERT_GT(rank1, 0);
-  ASSERT_EQ(kill(rank1, SIGTERM), 0);
+  if (to_mpirun) {
+    run.signal_launcher(SIGINT);
+  } else {
+    const pid_t rank1 = testing::kiln_rank_pid(1, (dir / "out").string());
+    ASSERT_GT(rank1, 0);
+    ASSERT_EQ(kill(rank1, SIGTERM), 0);
+  }
   const int status = run.wait();
   const std::string output = testing::read_text(log);
   EXPECT_FALSE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output;
@@ -126,7 +135,18 @@ TEST(CliMpiKill, SigtermToOneProcessStopsBothAfterOneStepWithOneCheckpoint) {
   EXPECT_NE(output.find("Training stopped by SIGTERM after step " + std::to_string(stopped)),
             std::string::npos)
       << output;
+  EXPECT_NE(output.find("mpirun -np 2 "), std::string::npos) << output;  // the resume hint
   expect_resumes_to(command, dir, straight);
+}
+
+TEST(CliMpiKill, SigtermToOneProcessStopsBothAfterOneStepWithOneCheckpoint) {
+  KILN_REQUIRE_MPIRUN();
+  expect_stop_and_resume(false);
+}
+
+TEST(CliMpiKill, CtrlCToMpirunStopsBothAfterOneStepWithOneCheckpoint) {
+  KILN_REQUIRE_MPIRUN();
+  expect_stop_and_resume(true);
 }
 
 }  // namespace

@@ -53,6 +53,9 @@ class ShellProcess {
     pid_ = fork();
     if (pid_ == 0) {
       setpgid(0, 0);
+      // As from a terminal: a test started in the background inherits SIGINT ignored.
+      signal(SIGINT, SIG_DFL);
+      signal(SIGTERM, SIG_DFL);
       int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
       dup2(fd, 1);
       dup2(fd, 2);
@@ -70,6 +73,19 @@ class ShellProcess {
   ShellProcess(const ShellProcess&) = delete;
   ShellProcess& operator=(const ShellProcess&) = delete;
 
+  // `signal_number` to the launcher: the mpirun of this process group.
+  void signal_launcher(int signal_number) const {
+    std::error_code error;
+    for (std::filesystem::directory_iterator it("/proc", error), end; !error && it != end;
+         it.increment(error)) {
+      const std::string name = it->path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      const pid_t pid = std::stoi(name);
+      if (getpgid(pid) == pid_ && read_text(it->path() / "comm").starts_with("mpirun")) {
+        kill(pid, signal_number);
+      }
+    }
+  }
   bool ended() {
     if (!waited_ && waitpid(pid_, &status_, WNOHANG) == pid_) waited_ = true;
     return waited_;

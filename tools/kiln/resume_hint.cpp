@@ -1,10 +1,11 @@
-// The command that resumes an interrupted run: this process's own command line with
-// --resume_from_checkpoint pointing at the checkpoint it saved.
+// The command that resumes an interrupted run: this process's own command line (under mpirun as
+// many processes as it has) with --resume_from_checkpoint pointing at the checkpoint it saved.
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "commands.h"
+#include "kiln/dist/communicator.h"
 
 namespace kiln::cli {
 namespace {
@@ -42,6 +43,8 @@ std::string resume_command(const std::string& checkpoint) {
     if (words[i].starts_with(std::string(kFlag) + "=")) continue;
     out += (out.empty() ? "" : " ") + shell_quoted(words[i]);
   }
+  // Every process of a distributed run resumes, as they were started.
+  if (dist::world().size() > 1) out = "mpirun -np " + std::to_string(dist::world().size()) + " " + out;
   return out + " " + std::string(kFlag) + " " + shell_quoted(checkpoint);
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <atomic>
 #include <chrono>
 #include <climits>
@@ -383,7 +384,10 @@ void MpiCommunicator::at_exit(int status) {
   {
     std::lock_guard lock(mutex_);
     exit_status_ = status;
-    exit_ = status == 0 && broken_.empty() ? Exit::finalize : Exit::abort;
+    // 128 + SIGINT or SIGTERM: the run stopped on a signal after every rank agreed on the step
+    // to stop at (the Trainer's stop), so it ends MPI as a finished run does.
+    const bool stopped = status == 128 + SIGINT || status == 128 + SIGTERM;
+    exit_ = (status == 0 || stopped) && broken_.empty() ? Exit::finalize : Exit::abort;
   }
   queued_.notify_one();
   thread_.join();
