@@ -32,6 +32,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::checkpoint_problem;
 using testing::KilnProcess;
+using testing::latest_step;
 using testing::status_str;
 
 constexpr int kKills = 12;
@@ -55,30 +56,12 @@ std::string run_flags(const fs::path& dir) {
          " --logging_steps 1 --report_to none --disable_tqdm --seed 5";
 }
 
-// The highest step among the complete checkpoints, or 0.
-int64_t latest_step(const fs::path& out) {
-  std::optional<fs::path> latest = latest_checkpoint(out);
-  return latest ? *checkpoint_step(*latest) : 0;
-}
-
 bool has_partial_checkpoint(const fs::path& out) {
   std::error_code error;
   for (fs::directory_iterator it(out, error), end; !error && it != end; it.increment(error)) {
     if (it->path().filename().string().starts_with("tmp-checkpoint-")) return true;
   }
   return false;
-}
-
-// Polls every millisecond until `ready` holds, the process ends or two minutes pass; true when
-// `ready` held.
-template <typename Ready>
-bool wait_until(KilnProcess& process, Ready ready) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
-  while (!ready()) {
-    if (process.ended() || std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
 }
 
 nlohmann::json without_timing(nlohmann::json state) {

@@ -17,6 +17,7 @@ namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::latest_step;
 using testing::ShellProcess;
 
 constexpr int64_t kSteps = 18;  // 48 examples, 8 a step, 3 epochs
@@ -40,22 +41,6 @@ std::string run_command(const fs::path& dir) {
          " --num_train_epochs 3 --learning_rate 1e-2 --warmup_steps 2 --weight_decay 0.01"
          " --max_grad_norm 0.5 --save_steps 2 --logging_steps 1 --report_to none"
          " --disable_tqdm --seed 5 --device cpu";
-}
-
-int64_t latest_step(const fs::path& out) {
-  std::optional<fs::path> latest = latest_checkpoint(out);
-  return latest ? *checkpoint_step(*latest) : 0;
-}
-
-// Waits (up to two minutes) until `ready` holds or the run ends; true when `ready` held.
-template <typename Ready>
-bool wait_until(ShellProcess& run, Ready ready) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
-  while (!ready()) {
-    if (run.ended() || std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return true;
 }
 
 // The uninterrupted run's final weights; the folder is then emptied for the interrupted one.
@@ -89,13 +74,13 @@ TEST(CliMpiKill, SigkillOfOneProcessEndsTheOtherAndTheRunResumesExactly) {
   const int64_t kill_after = 2 + 2 * static_cast<int64_t>(std::mt19937(seed)() % 6);  // 2..12
   const fs::path log = dir / "killed.log";
   ShellProcess run(kSlowCheckpoints + command, log);
-  ASSERT_TRUE(wait_until(run, [&] { return latest_step(dir / "out") >= kill_after; }))
+  ASSERT_TRUE(testing::wait_until(run, [&] { return latest_step(dir / "out") >= kill_after; }))
       << testing::read_text(log);
   const pid_t victim = testing::kiln_rank_pid(1, (dir / "out").string());
   ASSERT_GT(victim, 0);
   ASSERT_EQ(kill(victim, SIGKILL), 0);
   const auto killed = std::chrono::steady_clock::now();
-  ASSERT_TRUE(wait_until(run, [] { return false; }) || run.ended());
+  ASSERT_TRUE(!testing::wait_until(run, [] { return false; }) && run.ended());
   const int status = run.wait();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
@@ -116,10 +101,10 @@ void expect_stop_and_resume(bool to_mpirun) {
 
   const fs::path log = dir / "stopped.log";
   ShellProcess run(kSlowCheckpoints + command, log);
-  ASSERT_TRUE(wait_until(run, [&] { return latest_step(dir / "out") >= 4; }))
+  ASSERT_TRUE(testing::wait_until(run, [&] { return latest_step(dir / "out") >= 4; }))
       << testing::read_text(log);
   if (to_mpirun) {
-    run.signal_launcher(SIGINT);
+    run.signal_named("mpirun", SIGINT);
   } else {
     const pid_t rank1 = testing::kiln_rank_pid(1, (dir / "out").string());
     ASSERT_GT(rank1, 0);

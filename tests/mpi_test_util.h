@@ -1,13 +1,9 @@
 // Shared by the tests that run processes under OpenMPI's mpirun (installed by
 // scripts/setup.sh): the launcher's command line, the skip (a failure in CI) where it is
-// missing, a launched job to signal, and its processes by rank.
+// missing, and a job's processes by rank.
 #pragma once
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -44,62 +40,6 @@ inline std::string mpirun(int processes) {
 }  // namespace kiln::testing
 
 namespace kiln::testing {
-
-// A shell command run in its own process group (mpirun and the processes it starts), its output
-// appended to `log`; killed with the group if still running at destruction.
-class ShellProcess {
- public:
-  ShellProcess(const std::string& command, const std::filesystem::path& log) {
-    pid_ = fork();
-    if (pid_ == 0) {
-      setpgid(0, 0);
-      // As from a terminal: a test started in the background inherits SIGINT ignored.
-      signal(SIGINT, SIG_DFL);
-      signal(SIGTERM, SIG_DFL);
-      int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      dup2(fd, 1);
-      dup2(fd, 2);
-      execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    setpgid(pid_, pid_);
-  }
-  ~ShellProcess() {
-    if (!ended()) {
-      kill(-pid_, SIGKILL);
-      wait();
-    }
-  }
-  ShellProcess(const ShellProcess&) = delete;
-  ShellProcess& operator=(const ShellProcess&) = delete;
-
-  // `signal_number` to the launcher: the mpirun of this process group.
-  void signal_launcher(int signal_number) const {
-    std::error_code error;
-    for (std::filesystem::directory_iterator it("/proc", error), end; !error && it != end;
-         it.increment(error)) {
-      const std::string name = it->path().filename().string();
-      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-      const pid_t pid = std::stoi(name);
-      if (getpgid(pid) == pid_ && read_text(it->path() / "comm").starts_with("mpirun")) {
-        kill(pid, signal_number);
-      }
-    }
-  }
-  bool ended() {
-    if (!waited_ && waitpid(pid_, &status_, WNOHANG) == pid_) waited_ = true;
-    return waited_;
-  }
-  int wait() {
-    if (!waited_ && waitpid(pid_, &status_, 0) == pid_) waited_ = true;
-    return status_;
-  }
-
- private:
-  pid_t pid_ = -1;
-  bool waited_ = false;
-  int status_ = -1;
-};
 
 // The pid of the kiln process of rank `rank` whose command line mentions `marker` (its output
 // folder), or -1 while there is none.
