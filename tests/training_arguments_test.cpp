@@ -259,6 +259,11 @@ TEST(TrainingArgumentsTest, PostInitRejectsImpossibleValues) {
   EXPECT_EQ(with([](auto& a) { a.save_steps = -3; }), "[--save_steps] must not be negative: -3");
   EXPECT_EQ(with([](auto& a) { a.validation_split_percentage = 100; }),
             "[--validation_split_percentage] must lie in [0, 100): 100");
+  EXPECT_EQ(with([](auto& a) { a.ddp_backend = "mpi"; }), "");
+  EXPECT_EQ(with([](auto& a) { a.ddp_backend = "nccl"; }),
+            "[--ddp_backend] 'nccl' is not available: Kiln runs processes over mpi (nccl comes "
+            "with the CUDA backend)");
+  EXPECT_EQ(with([](auto& a) { a.ddp_timeout = 0; }), "[--ddp_timeout] must be positive, got 0");
   EXPECT_EQ(with([](auto& a) { a.disable_passes = "cse,fusion"; }), "");
   EXPECT_EQ(with([](auto& a) { a.disable_passes = "cse,fussion"; }),
             "[--disable_passes] unknown pass 'fussion' (known: dce, cse, fold, simplify, fusion, "
@@ -300,7 +305,8 @@ TEST(TrainingArgumentsCliTest, ParsesHuggingFaceSpellings) {
                                   "--eval_strategy", "steps", "--eval_steps", "0.25",
                                   "--logging_steps", "0.1", "--save_total_limit", "2",
                                   "--greater_is_better", "--report_to", "jsonl", "tensorboard",
-                                  "--text_column_name", "sentence", "--bf16", "True"});
+                                  "--text_column_name", "sentence", "--bf16", "True",
+                                  "--ddp_backend", "mpi", "--ddp_timeout", "600"});
   EXPECT_TRUE(args.do_train);
   EXPECT_FALSE(args.do_eval);
   EXPECT_TRUE(args.do_predict);
@@ -318,6 +324,8 @@ TEST(TrainingArgumentsCliTest, ParsesHuggingFaceSpellings) {
   EXPECT_EQ(args.report_to, (std::vector<std::string>{"jsonl", "tensorboard"}));
   EXPECT_EQ(args.text_column_name, "sentence");
   EXPECT_TRUE(args.bf16);
+  EXPECT_EQ(args.ddp_backend, "mpi");
+  EXPECT_EQ(args.ddp_timeout, 600);
   // Untouched fields keep their defaults.
   EXPECT_EQ(args.per_device_eval_batch_size, 8);
   EXPECT_EQ(args.seed, 42);
