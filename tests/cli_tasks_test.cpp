@@ -13,38 +13,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::run_kiln;
+using testing::write_questions;
+using testing::write_text_corpus;
 
 nlohmann::json read_json(const fs::path& path) {
   return nlohmann::json::parse(testing::read_text(path));
-}
-
-// 40 lines of sentiment words (the texts of a generated sentiment file).
-fs::path write_text_corpus(const fs::path& dir) {
-  fs::path tsv = testing::write_sentiment_tsv(dir / "corpus.tsv", 40, 5);
-  std::istringstream rows(testing::read_text(tsv));
-  std::string text;
-  for (std::string row; std::getline(rows, row);) text += row.substr(row.rfind('\t') + 1) + "\n";
-  testing::write_text(dir / "corpus.txt", text);
-  return dir / "corpus.txt";
-}
-
-// Flat SQuAD JSON Lines: questions about sentences of the tiny vocabulary, every third one
-// unanswerable.
-fs::path write_questions(const fs::path& dir) {
-  std::string text;
-  for (int i = 0; i < 12; ++i) {
-    std::string context = "the movie was good and the food was " +
-                          std::string(i % 2 ? "bad" : "great") + " but a poor movie";
-    std::string answer = i % 2 ? "bad" : "great";
-    size_t start = context.find(" was " + answer) + 5;
-    bool unanswerable = i % 3 == 2;
-    text += "{\"id\": \"q" + std::to_string(i) + "\", \"context\": \"" + context +
-            "\", \"question\": \"was the food good\", \"answers\": {\"text\": [" +
-            (unanswerable ? "" : "\"" + answer + "\"") + "], \"answer_start\": [" +
-            (unanswerable ? "" : std::to_string(start)) + "]}}\n";
-  }
-  testing::write_text(dir / "questions.jsonl", text);
-  return dir / "questions.jsonl";
 }
 
 TEST(CliTasks, PretrainMaskedLmThenFineTuneForClassificationAndQa) {
