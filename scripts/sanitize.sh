@@ -4,13 +4,16 @@
 # the test that caused it, and so the script.
 # Warnings are not errors here: the plain build enforces them, and GCC 12 gives false
 # -Wstringop-overflow / -Wmaybe-uninitialized positives in libstdc++ under the sanitizers.
-# Usage: bash scripts/sanitize.sh [extra cmake arguments]
+# Usage: bash scripts/sanitize.sh [extra cmake arguments, e.g. -DKILN_PJRT_CPU_PLUGIN=PATH so that
+# the PJRT tests run here too]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_SANITIZE=ON -DKILN_WERROR=OFF "$@" > /dev/null
 cmake --build build-asan -j"$(nproc)"
-# Leaks are reported too; halt_on_error makes the first report fail the test.
+# Leaks are reported too; halt_on_error makes the first report fail the test. The XLA CPU
+# plugin's own (uninstrumented) allocations kept until exit are suppressed.
 export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0
+export LSAN_OPTIONS=suppressions=$PWD/tests/sanitizer/lsan.supp
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 ctest --test-dir build-asan --output-on-failure -j"$(nproc)"

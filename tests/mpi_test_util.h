@@ -17,15 +17,10 @@ namespace kiln::testing {
 // Whether mpirun is on the PATH.
 inline bool have_mpirun() { return std::system("command -v mpirun > /dev/null 2>&1") == 0; }
 
-// Skips the test without mpirun, except in CI (CI=true), which installs it.
-#define KILN_REQUIRE_MPIRUN()                                                              \
-  do {                                                                                     \
-    if (!::kiln::testing::have_mpirun()) {                                                 \
-      const char* ci = std::getenv("CI");                                                  \
-      if (ci != nullptr && std::string(ci) == "true") FAIL() << "mpirun is not installed"; \
-      GTEST_SKIP() << "mpirun not found (scripts/setup.sh installs openmpi-bin)";          \
-    }                                                                                      \
-  } while (false)
+// Skips the test without mpirun, except in CI, which installs it (scripts/setup.sh).
+#define KILN_REQUIRE_MPIRUN()                  \
+  KILN_SKIP_UNLESS(::kiln::testing::have_mpirun(), \
+                   "mpirun not found (scripts/setup.sh installs openmpi-bin)")
 
 // `mpirun -np N` with one kernel thread per process; root may run it, and N may exceed the
 // cores. Under the sanitizers (scripts/sanitize.sh) the processes it starts check no leaks:

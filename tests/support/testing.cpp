@@ -1,6 +1,8 @@
 // Shared test helpers.
 #include "support/testing.h"
 
+#include <cstdlib>
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -55,6 +57,11 @@ std::filesystem::path scratch_folder() {
   std::filesystem::remove_all(folder);
   std::filesystem::create_directories(folder);
   return folder;
+}
+
+bool in_ci() {
+  const char* ci = std::getenv("CI");
+  return ci != nullptr && std::string(ci) == "true";
 }
 
 std::string read_text(const std::filesystem::path& path) {

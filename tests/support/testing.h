@@ -24,6 +24,9 @@ Tensor random_integers(std::mt19937_64& rng, DType dtype, const Shape& shape, in
 std::string compare_tensors(const Tensor& actual, const Tensor& expected, double rtol,
                             double atol);
 
+// Whether this is CI's run (CI=true), where everything .ci/run installs must be there.
+bool in_ci();
+
 // A fresh, empty folder under gtest's temporary directory, named after the running test.
 std::filesystem::path scratch_folder();
 
@@ -49,3 +52,14 @@ std::string error_of(Fn&& fn) {
     std::string kiln_mismatch = ::kiln::testing::compare_tensors(actual, expected, rtol, atol); \
     EXPECT_TRUE(kiln_mismatch.empty()) << kiln_mismatch;                                \
   } while (0)
+
+// Skips the test, saying `why` (what is missing and how to get it), unless `available`. In CI,
+// which installs everything a test needs, it fails instead: a check that did not run is not
+// green. Skips that depend on the machine (mounting a tmpfs) do not use it.
+#define KILN_SKIP_UNLESS(available, why)                                              \
+  do {                                                                                \
+    if (!(available)) {                                                               \
+      if (::kiln::testing::in_ci()) FAIL() << "CI=true, and this test's need is missing: " << why; \
+      GTEST_SKIP() << why;                                                            \
+    }                                                                                 \
+  } while (false)
