@@ -40,14 +40,9 @@ constexpr int64_t kSteps = 18;
 
 // The model and data files, and the flags of the run (the same for every restart).
 std::string run_flags(const fs::path& dir) {
-  fs::create_directories(dir / "model");
-  fs::path vocab = testing::write_vocab(dir / "model");
-  BertConfig config =
-      testing::tiny_config(tokenizer_load_vocab(vocab.string()).vocab_size(), /*dropout=*/0.1);
-  bert_config_write((dir / "model" / "config.json").string(), config);
+  const std::string model = testing::write_tiny_model_files(dir / "model", /*dropout=*/0.1);
   fs::path train = testing::write_sentiment_tsv(dir / "train.tsv", 48, 11);
-  return "train --config_name " + (dir / "model" / "config.json").string() + " --tokenizer_name " +
-         vocab.string() + " --train_file " + train.string() + " --output_dir " +
+  return "train " + model + " --train_file " + train.string() + " --output_dir " +
          (dir / "out").string() + " --logging_dir " + (dir / "runs").string() +
          " --no_header --column_names label,source,text --max_seq_length 16"
          " --validation_split_percentage 0 --per_device_train_batch_size 4"

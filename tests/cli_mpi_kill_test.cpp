@@ -27,15 +27,9 @@ const std::string kSlowCheckpoints = "KILN_TEST_CHECKPOINT_PAUSE_MS=300 ";
 
 // A tiny model with dropout, clipping and warm-up, a checkpoint every 2 steps.
 std::string run_command(const fs::path& dir) {
-  fs::create_directories(dir / "model");
-  fs::path vocab = testing::write_vocab(dir / "model");
-  BertConfig config =
-      testing::tiny_config(tokenizer_load_vocab(vocab.string()).vocab_size(), /*dropout=*/0.1);
-  bert_config_write((dir / "model" / "config.json").string(), config);
+  const std::string model = testing::write_tiny_model_files(dir / "model", /*dropout=*/0.1);
   fs::path train = testing::write_sentiment_tsv(dir / "train.tsv", 48, 11);
-  return testing::mpirun(2) + " " + KILN_BINARY + " train --config_name " +
-         (dir / "model" / "config.json").string() + " --tokenizer_name " + vocab.string() +
-         " --train_file " + train.string() + " --output_dir " + (dir / "out").string() +
+  return testing::mpirun(2) + " " + KILN_BINARY + " train " + model + " --train_file " + train.string() + " --output_dir " + (dir / "out").string() +
          " --no_header --column_names label,source,text --max_seq_length 16"
          " --validation_split_percentage 0 --per_device_train_batch_size 4"
          " --num_train_epochs 3 --learning_rate 1e-2 --warmup_steps 2 --weight_decay 0.01"

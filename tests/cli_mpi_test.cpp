@@ -75,14 +75,9 @@ struct Case {
 // The run of `c` (its data in `dir`) in one process and in two, with dropout, clipping and an
 // evaluation each epoch.
 void compare(const fs::path& dir, const Case& c) {
-  fs::create_directories(dir / "model");
-  fs::path vocab = testing::write_vocab(dir / "model");
-  BertConfig config =
-      testing::tiny_config(tokenizer_load_vocab(vocab.string()).vocab_size(), /*dropout=*/0.1);
-  bert_config_write((dir / "model" / "config.json").string(), config);
+  const std::string model = testing::write_tiny_model_files(dir / "model", /*dropout=*/0.1);
   auto flags = [&](int processes, const fs::path& out) {
-    return "train " + c.task_flags + " --config_name " + (dir / "model" / "config.json").string() +
-           " --tokenizer_name " + vocab.string() + " --output_dir " + out.string() +
+    return "train " + c.task_flags + " " + model + " --output_dir " + out.string() +
            " --per_device_train_batch_size " + std::to_string(c.batch / processes) +
            " --gradient_accumulation_steps " + std::to_string(c.accumulation) +
            " --per_device_eval_batch_size 4 --num_train_epochs 2 --learning_rate 1e-2"

@@ -14,12 +14,12 @@ inline CommandResult run_kiln(const std::string& arguments) {
   return run_command(std::string(KILN_BINARY) + " " + arguments);
 }
 
-// vocab.txt and config.json (the tiny config sized to the vocabulary) in `dir`; returns the
-// flags that start a model from them.
-inline std::string write_tiny_model_files(const fs::path& dir) {
+// vocab.txt and config.json (the tiny config sized to the vocabulary, with `dropout`) in `dir`;
+// returns the flags that start a model from them.
+inline std::string write_tiny_model_files(const fs::path& dir, double dropout = 0.0) {
   fs::create_directories(dir);
   fs::path vocab = write_vocab(dir);
-  BertConfig config = tiny_config(tokenizer_load_vocab(vocab.string()).vocab_size());
+  BertConfig config = tiny_config(tokenizer_load_vocab(vocab.string()).vocab_size(), dropout);
   bert_config_write((dir / "config.json").string(), config);
   return "--config_name " + (dir / "config.json").string() + " --tokenizer_name " + vocab.string();
 }

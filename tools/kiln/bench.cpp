@@ -151,6 +151,7 @@ void run_bench(const BenchOptions& options) {
   }
   const CpuLoad load = cpu_load(before, cpu_sample(), options.steps);
   const dist::CommStats comm = world.stats();
+  const int64_t steps_run = options.warmup + options.steps;  // the warm-up's all-reduce too
   const StepTimes time = step_times(times);
   const RuntimeCounters counters = runtime.counters();
   const bool bf16 = options.dtype == "bf16" && peak.bf16_gflops > 0;
@@ -211,10 +212,8 @@ void run_bench(const BenchOptions& options) {
        (counters.host_to_device_bytes - uploaded_state) / std::max<int64_t>(1, counters.runs)},
       {"device_to_host_bytes_per_step",
        counters.device_to_host_bytes / std::max<int64_t>(1, counters.runs)},
-      {"all_reduce_bytes_per_step",
-       comm.all_reduce_bytes / std::max<int64_t>(1, options.warmup + options.steps)},
-      {"all_reduce_wait_ms_per_step",
-       comm.wait_seconds * 1e3 / static_cast<double>(std::max<int64_t>(1, options.warmup + options.steps))},
+      {"all_reduce_bytes_per_step", comm.all_reduce_bytes / steps_run},
+      {"all_reduce_wait_ms_per_step", comm.wait_seconds * 1e3 / static_cast<double>(steps_run)},
       {"compile_options", step_config.compile.key()},
       {"malloc", malloc_name()},
       {"optimizer", "AdamW(lr=2e-5, wd=0.01) in the compiled step"},

@@ -41,7 +41,6 @@ class Collectives {
   }
   // After the last kernel: waits for the buckets nothing read (program outputs).
   void after_run(const Buffers& buffers);
-  size_t buckets() const { return buckets_.size(); }
 
  private:
   struct Member {
