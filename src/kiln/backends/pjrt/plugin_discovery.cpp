@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 namespace kiln::pjrt {
@@ -63,6 +64,54 @@ void add_package_dirs(const fs::path& prefix, std::vector<std::string>& dirs) {
   dirs.insert(dirs.end(), found.begin(), found.end());
 }
 
+// The first line of `path`, trimmed; empty when it cannot be read.
+std::string first_line(const fs::path& path) {
+  std::ifstream file(path);
+  std::string line;
+  std::getline(file, line);
+  const char* space = " \t\r";
+  size_t begin = line.find_first_not_of(space);
+  if (begin == std::string::npos) return "";
+  return line.substr(begin, line.find_last_not_of(space) + 1 - begin);
+}
+
+// The version pyenv selects, as `pyenv version-name` finds it: $PYENV_VERSION, else the nearest
+// .python-version from the working folder up, else <root>/version. Several may be listed
+// (separated by ':' or spaces); "system" means the Python that is on PATH anyway.
+std::vector<std::string> pyenv_selected_versions(const fs::path& root) {
+  std::string selected = environment("PYENV_VERSION");
+  std::error_code error;
+  for (fs::path dir = fs::current_path(error); selected.empty() && !dir.empty();
+       dir = dir.parent_path()) {
+    if (fs::exists(dir / ".python-version", error)) selected = first_line(dir / ".python-version");
+    if (dir == dir.parent_path()) break;
+  }
+  if (selected.empty()) selected = first_line(root / "version");
+  std::replace(selected.begin(), selected.end(), ' ', ':');
+  return split(selected, ':');
+}
+
+// A PATH folder holding pyenv's shims (<root>/shims/python3 is a script that runs the selected
+// version, so its parent folder is no Python prefix): the prefixes of the Pythons pyenv
+// installed, <root>/versions/<name>, the selected ones first, then the others by name.
+std::vector<fs::path> pyenv_prefixes(const fs::path& shims) {
+  std::error_code error;
+  fs::path versions = shims.parent_path() / "versions";
+  if (shims.filename() != "shims" || !fs::is_directory(versions, error)) return {};
+  std::vector<fs::path> prefixes;
+  for (const std::string& name : pyenv_selected_versions(shims.parent_path())) {
+    if (fs::is_directory(versions / name, error)) prefixes.push_back(versions / name);
+  }
+  std::vector<fs::path> others;
+  for (const fs::directory_entry& entry : fs::directory_iterator(versions, error)) {
+    if (std::find(prefixes.begin(), prefixes.end(), entry.path()) == prefixes.end())
+      others.push_back(entry.path());
+  }
+  std::sort(others.begin(), others.end());
+  prefixes.insert(prefixes.end(), others.begin(), others.end());
+  return prefixes;
+}
+
 }  // namespace
 
 std::string_view plugin_kind_name(PluginKind kind) {
@@ -99,8 +148,15 @@ DiscoverySources discovery_sources(const std::string& explicit_plugin) {
   std::vector<fs::path> prefixes;
   std::error_code error;
   for (const std::string& dir : split(environment("PATH"), ':')) {
-    if (fs::exists(fs::path(dir) / "python3", error))
-      prefixes.push_back(fs::path(dir).parent_path());
+    fs::path python = fs::path(dir) / "python3";
+    if (!fs::exists(python, error)) continue;
+    prefixes.push_back(fs::path(dir).parent_path());
+    // A python3 linked from elsewhere (/usr/local/bin -> /opt/python3.12/bin) has its packages
+    // under the real prefix.
+    fs::path real = fs::canonical(python, error);
+    if (!error && real.parent_path() != fs::path(dir))
+      prefixes.push_back(real.parent_path().parent_path());
+    for (fs::path& prefix : pyenv_prefixes(dir)) prefixes.push_back(std::move(prefix));
   }
   for (const char* variable : {"VIRTUAL_ENV", "CONDA_PREFIX"}) {
     if (std::string prefix = environment(variable); !prefix.empty()) prefixes.emplace_back(prefix);

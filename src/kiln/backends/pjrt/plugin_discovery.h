@@ -32,7 +32,8 @@ struct DiscoverySources {
   std::vector<std::string> package_dirs;  // Python site-packages / dist-packages folders
 };
 
-// The environment's sources: the Python package folders of every python3 on PATH, of
+// The environment's sources: the Python package folders of every python3 on PATH (of the
+// Pythons pyenv installed when PATH holds pyenv's shims, the selected version first), of
 // $VIRTUAL_ENV and $CONDA_PREFIX, of ~/.local, /usr/local and /usr.
 DiscoverySources discovery_sources(const std::string& explicit_plugin);
 
