@@ -110,7 +110,7 @@ TEST(TrainerNonFinite, StrategyMustBeStopOrSkip) {
   TrainingArguments args;
   args.nan_inf_strategy = "ignore";
   EXPECT_NE(testing::error_of([&] { training_arguments_post_init(args); })
-                .find("[--nan_inf_strategy] must be stop or skip, got 'ignore'"),
+                .find("[--nan_inf_strategy] 'ignore' is not one of: stop, skip"),
             std::string::npos);
 }
 

@@ -267,6 +267,7 @@ void add_bench_command(CLI::App& app) {
   bench->add_option("--seed", options->seed, "seed of the weights, batch and dropout")
       ->capture_default_str();
   bench->add_option("--tag", options->tag, "free text copied into the JSON line");
+  bench->footer("Example: kiln bench --config base --batch 16 --seq 128 --dtype bf16");
   bench->callback([options] { run_bench(*options); });
 }
 

@@ -39,6 +39,9 @@ void report_task_predictions(Trainer& trainer, const TaskData& data, const Train
 void report_predictions(Trainer& trainer, const ClassificationDataset& data,
                         const TrainingArguments& args);
 
+// `kiln --version`: the version, the backends compiled in and the PJRT plugins found.
+std::string version_text();
+
 // Thrown by a command to end `kiln` with this exit code after it has reported why.
 struct ExitWith {
   int code;

@@ -4,6 +4,7 @@
 
 #include "kiln/io/dataset_order.h"
 #include "kiln/ir/error.h"
+#include "kiln/ir/usage_error.h"
 #include "setup.h"
 
 namespace kiln::cli {
@@ -34,13 +35,21 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
-const std::string& required(const std::optional<std::string>& file, const char* flag,
-                            const char* why) {
-  check(file.has_value(), flag, why);
+}  // namespace
+
+const std::string& required_file(const std::optional<std::string>& file, const char* flag,
+                                 const char* why) {
+  check_usage(file.has_value(), flag, why);
   return *file;
 }
 
-}  // namespace
+void report_held_out(std::ostream& log, size_t held_out, size_t total, std::string_view unit,
+                     const std::string& source, const TrainingArguments& args) {
+  log << "validation: holding out " << held_out << " of the " << total << " " << unit << " of "
+      << source << " for evaluation (--validation_split_percentage "
+      << args.validation_split_percentage
+      << "); give --validation_file FILE to evaluate on another file, or change the percentage\n";
+}
 
 RunData load_run_data(const RunOptions& options, BertConfig& config, bool need_train,
                       bool need_eval, bool need_test, std::ostream& log) {
@@ -48,13 +57,15 @@ RunData load_run_data(const RunOptions& options, BertConfig& config, bool need_t
   // A config with real label names fixes the label ids; training may replace them (below).
   std::vector<std::string> labels =
       is_default_label_names(config.id2label) ? std::vector<std::string>{} : config.id2label;
-  const bool split =
-      !args.validation_file && args.train_file && args.validation_split_percentage > 0;
+  // Without a validation file, a split is held out only for a run that evaluates; else training
+  // uses the whole file.
+  const bool split = need_eval && !args.validation_file && args.train_file &&
+                     args.validation_split_percentage > 0;
   RunData data;
   std::optional<ClassificationDataset> train;
   if (need_train) {
     const std::string& file =
-        required(args.train_file, "--train_file", "training needs --train_file");
+        required_file(args.train_file, "--train_file", "training needs --train_file");
     train = load(options, file, {}, true);
     if (train->label_kind == LabelKind::regression) {
       config.set_num_labels(1);
@@ -71,28 +82,24 @@ RunData load_run_data(const RunOptions& options, BertConfig& config, bool need_t
   } else if (need_eval && split) {
     train = load(options, *args.train_file, labels, true);
   }
-  // As run_mlm.py, a train file without a validation file always gives up its held-out part,
-  // so that training sees the same examples whether or not it evaluates.
   if (train && split) {
     double fraction = static_cast<double>(args.validation_split_percentage) / 100.0;
     auto [kept, held_out] = split_dataset(*train, fraction, args.data_seed.value_or(args.seed));
-    log << "validation: " << held_out.size() << " of the " << train->size() << " examples of "
-        << train->source << " (" << args.validation_split_percentage << "%, seed "
-        << args.data_seed.value_or(args.seed) << ")\n";
+    report_held_out(log, held_out.size(), train->size(), "rows", train->source, args);
     train = std::move(kept);
-    if (need_eval) data.eval = std::move(held_out);
+    data.eval = std::move(held_out);
   }
   if (need_train) data.train = std::move(train);
   if (need_eval && !data.eval) {
     data.eval = load(options,
-                     required(args.validation_file, "--validation_file",
+                     required_file(args.validation_file, "--validation_file",
                               "evaluation needs --validation_file, or --train_file with "
                               "--validation_split_percentage above 0"),
                      labels, true);
   }
   if (need_test) {
     data.test =
-        load(options, required(args.test_file, "--test_file", "prediction needs --test_file"),
+        load(options, required_file(args.test_file, "--test_file", "prediction needs --test_file"),
              labels, false);
   }
   return data;

@@ -97,6 +97,7 @@ void add_demo_command(CLI::App& app) {
   demo->add_option("--hidden", options->hidden, "hidden units")->check(CLI::PositiveNumber);
   demo->add_option("--learning_rate", options->learning_rate, "AdamW learning rate");
   demo->add_option("--seed", options->seed, "seed for weights and data");
+  demo->footer("Example: kiln demo --steps 200 --hidden 32");
   demo->callback([options] { run_demo(*options); });
 }
 

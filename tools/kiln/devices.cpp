@@ -59,6 +59,7 @@ void add_devices_command(CLI::App& app) {
   auto* command = app.add_subcommand("devices", "List the devices Kiln can train on");
   auto plugin = std::make_shared<std::string>();
   command->add_option("--pjrt_plugin", *plugin, "A PJRT plugin library to list with the others");
+  command->footer("Example: kiln devices --pjrt_plugin /path/to/pjrt_plugin.so");
   command->callback([plugin] { list_devices(*plugin); });
 }
 

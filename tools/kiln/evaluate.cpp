@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "help_format.h"
 #include "kiln/dist/communicator.h"
 #include "kiln/train/log_metrics.h"
 #include "kiln/train/results_files.h"
@@ -40,7 +41,14 @@ void add_evaluate_command(CLI::App& app) {
       app.add_subcommand("evaluate",
                          "Evaluate a trained model (--task classification, qa or mlm) on "
                          "labelled data");
-  add_run_flags(*command, *options);
+  add_run_flags(*command, *options, evaluate_flag_names());
+  command->footer(
+      "Example (the held-out split of the README's main job):\n"
+      "  kiln evaluate --model_name_or_path out/uci-sentiment \\\n"
+      "    --train_file data/classification/uci-sentiment.tsv --no_header \\\n"
+      "    --column_names label,source,text --validation_split_percentage 10 \\\n"
+      "    --max_seq_length 64 --output_dir out/uci-eval\n\n" +
+      std::string(kExitCodesHelp));
   command->callback([options] { run_evaluate(*options); });
 }
 

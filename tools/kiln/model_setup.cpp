@@ -6,6 +6,7 @@
 
 #include "kiln/io/tokenizer_files.h"
 #include "kiln/ir/error.h"
+#include "kiln/ir/usage_error.h"
 #include "kiln/models/bert.h"
 #include "kiln/train/task.h"
 #include "kiln/models/bert_pretrained.h"
@@ -60,14 +61,14 @@ std::string name_list(const std::vector<std::string>& names) {
 
 ModelSetup load_model_config(const TrainingArguments& args) {
   const auto& model_dir = args.model_name_or_path;
-  check(model_dir || args.config_name, "--model_name_or_path",
+  check_usage(model_dir || args.config_name, "--model_name_or_path",
         "give a model: --model_name_or_path DIR (a Hugging Face model folder), or --config_name ",
         "tiny|mini|small|medium|base|large|PATH with --tokenizer_name DIR|vocab.txt to start "
         "from new weights");
   if (model_dir) {
     check(fs::is_directory(*model_dir), "--model_name_or_path", "no such folder: ", *model_dir);
   }
-  check(args.tokenizer_name || model_dir, "--tokenizer_name",
+  check_usage(args.tokenizer_name || model_dir, "--tokenizer_name",
         "a model from --config_name needs --tokenizer_name (a tokenizer folder or a vocab.txt)");
   ModelSetup model;
   model.tokenizer = args.tokenizer_name ? load_tokenizer(*args.tokenizer_name, "--tokenizer_name")

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "help_format.h"
 #include "kiln/dist/communicator.h"
 #include "kiln/io/atomic_file.h"
 #include "kiln/train/log_metrics.h"
@@ -75,7 +76,13 @@ void add_predict_command(CLI::App& app) {
       "predict",
       "Predict the labels of --test_file with a trained text classifier, or the answers to its "
       "questions with a --task qa model");
-  add_run_flags(*command, *options);
+  add_run_flags(*command, *options, predict_flag_names());
+  command->footer(
+      "Example:\n"
+      "  kiln predict --model_name_or_path out/uci-sentiment \\\n"
+      "    --test_file my_sentences.tsv --no_header --column_names label,source,text \\\n"
+      "    --output_dir out/uci-predict\n\n" +
+      std::string(kExitCodesHelp));
   command->callback([options] { run_predict(*options); });
 }
 

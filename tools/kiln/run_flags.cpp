@@ -8,14 +8,16 @@
 #include "kiln/backends/reference/reference_backend.h"
 #include "kiln/dist/communicator.h"
 #include "kiln/ir/error.h"
+#include "kiln/ir/usage_error.h"
 #include "kiln/train/task.h"
 #include "kiln/train/training_arguments_cli.h"
 #include "setup.h"
 
 namespace kiln::cli {
 
-void add_run_flags(CLI::App& command, RunOptions& options) {
-  training_arguments_add_flags(command, options.args);
+void add_run_flags(CLI::App& command, RunOptions& options,
+                   std::span<const std::string_view> listed) {
+  training_arguments_add_flags(command, options.args, listed);
   command
       .add_flag("--no_header", options.no_header,
                 "CSV/TSV files have no header line (name the columns with --column_names; "
@@ -31,8 +33,14 @@ void add_run_flags(CLI::App& command, RunOptions& options) {
 }
 
 void finish_arguments(TrainingArguments& args) {
-  training_arguments_post_init(args);
-  task_kind(args.task);  // an unknown task is an error naming the flag
+  // Every check of post-init is about the arguments alone: a usage error.
+  try {
+    training_arguments_post_init(args);
+  } catch (const UsageError&) {
+    throw;
+  } catch (const Error& error) {
+    throw UsageError(error.what());
+  }
 }
 
 std::unique_ptr<Backend> make_backend(const TrainingArguments& args) {

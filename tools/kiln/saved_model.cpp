@@ -1,10 +1,52 @@
 // What `kiln evaluate` and `kiln predict` share: a Trainer on a trained model folder.
+#include <array>
 #include <iostream>
+#include <vector>
 
-#include "kiln/ir/error.h"
+#include "kiln/ir/usage_error.h"
 #include "setup.h"
 
 namespace kiln::cli {
+namespace {
+
+// The TrainingArguments a saved model's run reads: the model, the data, evaluation batches, the
+// hardware and the output folder.
+constexpr std::array<std::string_view, 22> kSharedFlags = {
+    "task",           "model_name_or_path",    "config_name",       "tokenizer_name",
+    "text_column_name", "text_pair_column_name", "label_column_name", "max_seq_length",
+    "pad_to_max_length", "output_dir",         "per_device_eval_batch_size", "disable_tqdm",
+    "seed",           "data_seed",             "bf16",              "device",
+    "pjrt_plugin",    "num_devices",           "ddp_backend",       "ddp_timeout",
+    "compile_cache_dir", "disable_passes"};
+// qa's features and answers.
+constexpr std::array<std::string_view, 5> kQaFlags = {
+    "doc_stride", "version_2_with_negative", "n_best_size", "max_answer_length",
+    "null_score_diff_threshold"};
+constexpr std::array<std::string_view, 6> kEvaluateOnlyFlags = {
+    "train_file",      "validation_file", "validation_split_percentage", "max_eval_samples",
+    "mlm_probability", "line_by_line"};
+constexpr std::array<std::string_view, 2> kPredictOnlyFlags = {"test_file", "max_predict_samples"};
+
+template <typename... Lists>
+std::vector<std::string_view> concatenated(const Lists&... lists) {
+  std::vector<std::string_view> names;
+  (names.insert(names.end(), lists.begin(), lists.end()), ...);
+  return names;
+}
+
+}  // namespace
+
+std::span<const std::string_view> evaluate_flag_names() {
+  static const std::vector<std::string_view> names =
+      concatenated(kSharedFlags, kQaFlags, kEvaluateOnlyFlags);
+  return names;
+}
+
+std::span<const std::string_view> predict_flag_names() {
+  static const std::vector<std::string_view> names =
+      concatenated(kSharedFlags, kQaFlags, kPredictOnlyFlags);
+  return names;
+}
 
 SavedModelRun open_saved_model(RunOptions& options, const std::string& command, bool need_eval,
                                bool need_test) {
@@ -12,7 +54,7 @@ SavedModelRun open_saved_model(RunOptions& options, const std::string& command, 
   finish_arguments(args);
   SavedModelRun run;
   run.backend = make_backend(args);
-  check(args.model_name_or_path.has_value(), "--model_name_or_path",
+  check_usage(args.model_name_or_path.has_value(), "--model_name_or_path",
         "kiln ", command, " needs a trained model folder");
   ModelSetup model = load_model_config(args);
   if (task_kind(args.task) == TaskKind::classification) {

@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <optional>
+#include <span>
+#include <string_view>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -27,11 +29,26 @@ struct RunOptions {
   std::vector<std::string> column_names;
 };
 
-// Every TrainingArguments flag, then the data-file flags, each with its default in --help.
-void add_run_flags(CLI::App& command, RunOptions& options);
+// Every TrainingArguments flag, then the data-file flags, each with its default in --help; when
+// `listed` names fields, --help lists only those (see training_arguments_add_flags).
+void add_run_flags(CLI::App& command, RunOptions& options,
+                   std::span<const std::string_view> listed = {});
 
-// HF's post-init plus this command line's checks (--task, --device).
+// The TrainingArguments that `kiln evaluate` and `kiln predict` read, which their --help lists.
+std::span<const std::string_view> evaluate_flag_names();
+std::span<const std::string_view> predict_flag_names();
+
+// HF's post-init (which checks every choice, --task and --device among them); its errors are
+// UsageErrors.
 void finish_arguments(TrainingArguments& args);
+
+// *file, or a UsageError "[flag] why" when the flag was not given.
+const std::string& required_file(const std::optional<std::string>& file, const char* flag,
+                                 const char* why);
+// Says how many of the `total` `unit` of `source` a run holds out for evaluation, and how to
+// change that.
+void report_held_out(std::ostream& log, size_t held_out, size_t total, std::string_view unit,
+                     const std::string& source, const TrainingArguments& args);
 
 // --device: auto is a TPU, else a GPU, through a PJRT plugin when one is found and opens, else
 // the CPU backend; cpu, reference; pjrt:cpu|pjrt:cuda|pjrt:tpu (or tpu) on --pjrt_plugin or the

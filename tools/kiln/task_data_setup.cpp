@@ -5,18 +5,13 @@
 #include "kiln/io/lm_dataset.h"
 #include "kiln/io/squad_features.h"
 #include "kiln/ir/error.h"
+#include "kiln/ir/usage_error.h"
 #include "kiln/train/mlm_data.h"
 #include "kiln/train/qa_data.h"
 #include "setup.h"
 
 namespace kiln::cli {
 namespace {
-
-const std::string& required(const std::optional<std::string>& file, const char* flag,
-                            const char* why) {
-  check(file.has_value(), flag, why);
-  return *file;
-}
 
 size_t limit(const std::optional<int64_t>& count) {
   return count ? static_cast<size_t>(*count) : 0;  // 0: all
@@ -73,21 +68,21 @@ std::unique_ptr<TaskData> mlm_split(const TrainingArguments& args, const Tokeniz
 TaskRunData load_mlm_data(const TrainingArguments& args, const Tokenizer& tokenizer,
                           bool need_train, bool need_eval, std::ostream& log) {
   TaskRunData data;
-  const bool split = !args.validation_file && args.validation_split_percentage > 0;
+  // As classification: a split is held out only for a run that evaluates.
+  const bool split = need_eval && !args.validation_file && args.validation_split_percentage > 0;
   std::optional<TextLines> train, eval;
-  if (need_train || (need_eval && split)) {
-    train = read_text_lines(required(args.train_file, "--train_file", "mlm needs --train_file"));
+  if (need_train || split) {
+    train = read_text_lines(required_file(args.train_file, "--train_file", "mlm needs --train_file"));
     if (split) {
       auto [held_out, kept] = split_text_lines(*train, args.validation_split_percentage);
-      log << "validation: the first " << held_out.lines.size() << " of the "
-          << train->lines.size() << " lines of " << train->source << " ("
-          << args.validation_split_percentage << "%, as run_mlm.py)\n";
+      report_held_out(log, held_out.lines.size(), train->lines.size(), "lines",
+                      train->source, args);
       train = std::move(kept);
       eval = std::move(held_out);
     }
   }
   if (need_eval && !eval) {
-    eval = read_text_lines(required(args.validation_file, "--validation_file",
+    eval = read_text_lines(required_file(args.validation_file, "--validation_file",
                                     "evaluation needs --validation_file, or --train_file with "
                                     "--validation_split_percentage above 0"));
   }
@@ -101,24 +96,24 @@ TaskRunData load_mlm_data(const TrainingArguments& args, const Tokenizer& tokeni
 TaskRunData load_task_data(const TrainingArguments& args, const Tokenizer& tokenizer,
                            bool need_train, bool need_eval, bool need_test, std::ostream& log) {
   if (task_kind(args.task) == TaskKind::masked_lm) {
-    check(!need_test, "--do_predict", "mlm has no prediction step; evaluate instead");
+    check_usage(!need_test, "--do_predict", "mlm has no prediction step; evaluate instead");
     return load_mlm_data(args, tokenizer, need_train, need_eval, log);
   }
   TaskRunData data;
   if (need_train) {
     data.train = qa_split(args, tokenizer,
-                          required(args.train_file, "--train_file", "training needs --train_file"),
+                          required_file(args.train_file, "--train_file", "training needs --train_file"),
                           args.max_train_samples, true);
   }
   if (need_eval) {
     data.eval = qa_split(args, tokenizer,
-                         required(args.validation_file, "--validation_file",
+                         required_file(args.validation_file, "--validation_file",
                                   "qa evaluation needs --validation_file (a SQuAD file)"),
                          args.max_eval_samples, false);
   }
   if (need_test) {
     data.test = qa_split(args, tokenizer,
-                         required(args.test_file, "--test_file", "prediction needs --test_file"),
+                         required_file(args.test_file, "--test_file", "prediction needs --test_file"),
                          args.max_predict_samples, false);
   }
   return data;

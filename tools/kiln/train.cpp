@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "help_format.h"
 #include "kiln/dist/communicator.h"
 #include "kiln/train/checkpoint.h"
 #include "kiln/train/log_metrics.h"
@@ -97,6 +98,15 @@ void add_train_command(CLI::App& app) {
       "answering model (--task qa, run_qa.py) or a masked language model (--task mlm, "
       "run_mlm.py)");
   add_run_flags(*command, *options);
+  command->footer(
+      "Example (the README's main job):\n"
+      "  kiln train --config_name tiny \\\n"
+      "    --tokenizer_name data/vocab/bert-base-uncased-vocab.txt \\\n"
+      "    --train_file data/classification/uci-sentiment.tsv --no_header \\\n"
+      "    --column_names label,source,text --validation_split_percentage 10 \\\n"
+      "    --do_eval --max_seq_length 64 --per_device_train_batch_size 32 \\\n"
+      "    --learning_rate 1e-3 --num_train_epochs 2 --output_dir out/uci-sentiment\n\n" +
+      std::string(kExitCodesHelp));
   command->callback([options] { run_train(*options); });
 }
 

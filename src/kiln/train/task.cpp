@@ -1,6 +1,9 @@
 // Task names and the model head of each task, reduced to what the Trainer's programs need.
 #include "kiln/train/task.h"
 
+#include <algorithm>
+#include <array>
+
 #include "kiln/ir/error.h"
 #include "kiln/ir/ops.h"
 #include "kiln/models/bert_heads.h"
@@ -19,13 +22,20 @@ Value count_unlike(Value values, double ignored) {
   return reduce_sum(cast(ne(values, scalar_like(values, ignored)), DType::f32));
 }
 
+constexpr std::array<std::string_view, 3> kTaskNames = {"classification", "qa", "mlm"};
+
 }  // namespace
 
+std::span<const std::string_view> task_names() { return kTaskNames; }
+
 TaskKind task_kind(std::string_view name) {
-  if (name == "classification") return TaskKind::classification;
-  if (name == "qa") return TaskKind::question_answering;
-  if (name == "mlm") return TaskKind::masked_lm;
-  fail("--task", "unknown task '", name, "'; the tasks are: classification, qa, mlm");
+  auto found = std::find(kTaskNames.begin(), kTaskNames.end(), name);
+  if (found == kTaskNames.end()) {
+    std::string names;
+    for (std::string_view task : kTaskNames) names += (names.empty() ? "" : ", ") + std::string(task);
+    fail("--task", "'", name, "' is not one of: ", names);
+  }
+  return static_cast<TaskKind>(found - kTaskNames.begin());
 }
 
 std::string task_architecture(TaskKind kind) {

@@ -21,6 +21,8 @@ enum class TaskKind { classification, question_answering, masked_lm };
 
 // --task: "classification", "qa" or "mlm"; anything else is an Error naming the flag.
 TaskKind task_kind(std::string_view name);
+// The --task names, in TaskKind order.
+std::span<const std::string_view> task_names();
 // The transformers class of the task's model (config.json's architectures).
 std::string task_architecture(TaskKind kind);
 

@@ -14,6 +14,7 @@
 
 #include "kiln/compiler/options.h"
 #include "kiln/ir/error.h"
+#include "kiln/train/training_arguments_fields.h"
 
 namespace kiln {
 namespace {
@@ -154,11 +155,6 @@ void check_ranges(const TrainingArguments& args) {
         args.num_train_epochs);
   check(args.warmup_ratio >= 0 && args.warmup_ratio <= 1, "--warmup_ratio",
         "warmup_ratio must lie in range [0,1]");
-  check(args.train_sampling_strategy == "random" || args.train_sampling_strategy == "sequential",
-        "--train_sampling_strategy", "must be random or sequential, got '",
-        args.train_sampling_strategy, "'");
-  check(args.nan_inf_strategy == "stop" || args.nan_inf_strategy == "skip", "--nan_inf_strategy",
-        "must be stop or skip, got '", args.nan_inf_strategy, "'");
   check(args.warmup_steps >= 0, "--warmup_steps", "must not be negative: ", args.warmup_steps);
   CompileOptions().disable(args.disable_passes, "--disable_passes");
   check(args.warmup_steps <= 1 || args.warmup_steps == std::floor(args.warmup_steps),
@@ -215,6 +211,7 @@ void training_arguments_post_init(TrainingArguments& args) {
   if (!args.greater_is_better && args.metric_for_best_model) {
     args.greater_is_better = !args.metric_for_best_model->ends_with("loss");
   }
+  for (const ArgumentField& field : training_argument_fields()) argument_check_choices(args, field);
   normalize_report_to(args.report_to);
   normalize_debug(args.debug);
   check_ranges(args);

@@ -2,18 +2,26 @@
 #include "kiln/train/training_arguments_cli.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 
 #include "kiln/ir/error.h"
 #include "kiln/train/training_arguments_fields.h"
 
 namespace kiln {
 
-void training_arguments_add_flags(CLI::App& app, TrainingArguments& args) {
+void training_arguments_add_flags(CLI::App& app, TrainingArguments& args,
+                                 std::span<const std::string_view> listed) {
+  for (std::string_view name : listed) {
+    check(find_training_argument_field(name) != nullptr, "training_arguments_add_flags",
+          "no field named ", name);
+  }
   // Defined first, so that its callback runs before the flags' and they override the file.
   app.add_option(
          "args_file",
-         [&args](const CLI::results_t& words) {
+         [&args, &app](const CLI::results_t& words) {
            const std::string& path = words.at(0);
+           // After an unknown flag, the word is its value: the error about the flag follows.
+           if (!path.ends_with(".json") && !app.remaining().empty()) return true;
            // A stray word here is more often the value of a mistyped flag than a file.
            if (!path.ends_with(".json")) {
              throw CLI::ValidationError("args_file", "'" + path +
@@ -41,7 +49,10 @@ void training_arguments_add_flags(CLI::App& app, TrainingArguments& args) {
     };
     CLI::Option* option = app.add_option("--" + std::string(field.name), CLI::callback_t(set),
                                         std::string(field.help));
-    option->group(std::string(field.group))
+    const bool shown =
+        listed.empty() || std::find(listed.begin(), listed.end(), field.name) != listed.end();
+    // CLI11 leaves options of the empty group out of --help; they are still accepted.
+    option->group(shown ? std::string(field.group) : std::string())
         ->type_name(argument_type_name(field))
         ->default_str(argument_text(args, field));
     if (argument_is_bool(field)) {

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "kiln/ir/error.h"
+#include "kiln/ir/usage_error.h"
 #include "kiln/train/log_python_json.h"
 #include "kiln/train/training_arguments_fields.h"
 
@@ -165,15 +166,51 @@ bool argument_is_list(const ArgumentField& field) {
 }
 
 std::string argument_type_name(const ArgumentField& field) {
+  std::vector<std::string_view> choices = argument_choices(field);
+  if (!choices.empty()) return "{" + choices_text(choices, ",") + "}";
   return std::visit(
       [](auto member) -> std::string {
         using T = unwrapped_t<slot_t<decltype(member)>>;
         if constexpr (std::is_same_v<T, bool>) return "BOOL";
         else if constexpr (std::is_same_v<T, int64_t>) return "INT";
         else if constexpr (std::is_same_v<T, double>) return "FLOAT";
-        else if constexpr (is_enum_v<T>) return "{" + choices_text(enum_names<T>(), ",") + "}";
-        else if constexpr (std::is_same_v<T, std::string>) return "TEXT";
-        else return "TEXT ...";
+        else return "TEXT";
+      },
+      field.member);
+}
+
+std::vector<std::string_view> argument_choices(const ArgumentField& field) {
+  return std::visit(
+      [&field](auto member) -> std::vector<std::string_view> {
+        using T = unwrapped_t<slot_t<decltype(member)>>;
+        if constexpr (is_enum_v<T>) {
+          auto names = enum_names<T>();
+          return {names.begin(), names.end()};
+        } else {
+          return {field.choices.begin(), field.choices.end()};
+        }
+      },
+      field.member);
+}
+
+void argument_check_choices(const TrainingArguments& args, const ArgumentField& field) {
+  if (field.choices.empty()) return;
+  auto check_one = [&field](std::string_view value) {
+    check_usage(std::find(field.choices.begin(), field.choices.end(), value) != field.choices.end(),
+                "--" + std::string(field.name), "'", value,
+                "' is not one of: ", choices_text(field.choices, ", "));
+  };
+  std::visit(
+      [&](auto member) {
+        const auto& slot = args.*member;
+        using Slot = slot_t<decltype(member)>;
+        if constexpr (std::is_same_v<Slot, std::vector<std::string>>) {
+          for (const std::string& item : slot) check_one(item);
+        } else if constexpr (std::is_same_v<Slot, std::string>) {
+          check_one(slot);
+        } else if constexpr (std::is_same_v<Slot, std::optional<std::string>>) {
+          if (slot) check_one(*slot);
+        }
       },
       field.member);
 }

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <array>
 
+#include "kiln/train/task.h"
+
 namespace kiln {
 namespace {
 
@@ -13,10 +15,18 @@ constexpr std::string_view kTrain = "Training";
 constexpr std::string_view kLog = "Logging, evaluation and checkpoints";
 constexpr std::string_view kRun = "Randomness and hardware";
 
+// The choices of text fields; make_backend and task_kind act on them.
+constexpr std::array<std::string_view, 7> kDevices = {"auto",      "cpu",       "reference", "pjrt:cpu",
+                                                      "pjrt:cuda", "pjrt:tpu",  "tpu"};
+constexpr std::array<std::string_view, 2> kNanInfStrategies = {"stop", "skip"};
+constexpr std::array<std::string_view, 4> kReporters = {"none", "jsonl", "tensorboard", "all"};
+constexpr std::array<std::string_view, 2> kSamplingStrategies = {"random", "sequential"};
+
 const std::array kFields = {
     ArgumentField{"task", &A::task, kModel,
                   "The task: classification (run_glue.py), qa (extractive question answering, "
-                  "run_qa.py) or mlm (masked language modeling, run_mlm.py)."},
+                  "run_qa.py) or mlm (masked language modeling, run_mlm.py).",
+                  task_names()},
     ArgumentField{"model_name_or_path", &A::model_name_or_path, kModel,
                   "A folder with config.json, model.safetensors and tokenizer files."},
     ArgumentField{"config_name", &A::config_name, kModel,
@@ -101,7 +111,8 @@ const std::array kFields = {
     ArgumentField{"nan_inf_strategy", &A::nan_inf_strategy, kTrain,
                   "When a step's loss or gradient norm is NaN or infinite: stop (report the step "
                   "and the first non-finite tensor, then fail) or skip (report it and leave the "
-                  "weights and optimizer state unchanged)."},
+                  "weights and optimizer state unchanged).",
+                  kNanInfStrategies},
     ArgumentField{"num_train_epochs", &A::num_train_epochs, kTrain,
                   "Total number of training epochs to perform."},
     ArgumentField{"max_steps", &A::max_steps, kTrain,
@@ -153,7 +164,8 @@ const std::array kFields = {
                   "How much the metric must improve to count as an improvement."},
     ArgumentField{"report_to", &A::report_to, kLog,
                   "The list of integrations to report the results and logs to: none, jsonl, "
-                  "tensorboard or all."},
+                  "tensorboard or all.",
+                  kReporters},
     ArgumentField{"disable_tqdm", &A::disable_tqdm, kLog, "Whether or not to disable the progress bar."},
     ArgumentField{"debug", &A::debug, kLog,
                   "Space-separated debug options (default: none): metrics prints the runtime's "
@@ -164,11 +176,13 @@ const std::array kFields = {
                   "Random seed to be used with data samplers (default: seed)."},
     ArgumentField{"train_sampling_strategy", &A::train_sampling_strategy, kRun,
                   "Order of the training examples: random (reshuffled each epoch) or "
-                  "sequential (file order)."},
+                  "sequential (file order).",
+                  kSamplingStrategies},
     ArgumentField{"bf16", &A::bf16, kRun, "Whether to use bf16 (mixed) precision."},
     ArgumentField{"device", &A::device, kRun,
                   "The device to run on: auto (a TPU or GPU through a PJRT plugin when one is "
-                  "found, else the CPU), cpu, reference, pjrt:cpu, pjrt:cuda, pjrt:tpu or tpu."},
+                  "found, else the CPU), cpu, reference, pjrt:cpu, pjrt:cuda, pjrt:tpu or tpu.",
+                  kDevices},
     ArgumentField{"pjrt_plugin", &A::pjrt_plugin, kRun,
                   "The PJRT plugin library for --device pjrt:* (default: the plugins `kiln "
                   "devices` lists)."},

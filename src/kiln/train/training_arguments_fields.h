@@ -27,6 +27,9 @@ struct ArgumentField {
   ArgumentMember member;
   std::string_view group;  // the --help section
   std::string_view help;
+  // The values a text field (or each item of a list field) may take, listed by --help and
+  // checked by post-init; empty: any. Enum fields take their choices from the enum.
+  std::span<const std::string_view> choices = {};
 };
 
 // Every field, in --help order.
@@ -39,6 +42,11 @@ bool argument_is_bool(const ArgumentField& field);  // a flag with an optional t
 bool argument_is_list(const ArgumentField& field);
 // What --help shows for the value: BOOL, INT, FLOAT, TEXT, or the choices {a,b,c}.
 std::string argument_type_name(const ArgumentField& field);
+// The field's choices (its own, or its enum's names); empty when any value goes.
+std::vector<std::string_view> argument_choices(const ArgumentField& field);
+// Throws UsageError "[--name] 'value' is not one of: a, b, c" when a field with choices holds
+// another value.
+void argument_check_choices(const TrainingArguments& args, const ArgumentField& field);
 
 // Sets the field from command-line words: one word, none for a bare bool flag, several for a
 // list. Errors read "[--name] ...".
