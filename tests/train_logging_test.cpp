@@ -188,13 +188,51 @@ TEST(ProgressBar, RedrawsInPlaceOnATerminal) {
   clock.now += 1.0;
   bar.update(4, 1000, 0.25, 0.0);
   bar.finish();
+  // The first step after the start (which compiled) gives no speed; the last one's 1000 tokens
+  // took the 1.05 s since step 3.
   std::string first = "[###############-----] step 3/4 (75%) | loss 0.5000 | lr 1.00e-04 | "
-                      "1000 tok/s | elapsed 00:01 | ETA 00:01";
+                      "elapsed 00:01 | ETA ?";
   std::string last = "[####################] step 4/4 (100%) | loss 0.2500 | lr 0.00e+00 | "
-                     "976 tok/s | elapsed 00:02 | ETA 00:00";
+                     "952 tok/s | elapsed 00:02 | ETA 00:00";
   // The message clears the bar's line, then the bar is drawn again under it.
   EXPECT_EQ(out.str(), "\r" + first + "\x1b[K" + "\r\x1b[Keval_loss 0.4\n" + "\r" + first +
                            "\x1b[K" + "\r" + last + "\x1b[K\n");
+}
+
+// Step 1 compiles for 60 s, steps 2-5 take 2 s each, step 6 holds a 100 s evaluation, step 7
+// takes 2 s: speed and ETA come from the steady steps (2 s and 100 tokens each), not from the
+// 170 s of wall time (which would give an ETA of about 73 s for the last 3 steps). The lines of
+// steps 1 and 6 come 30 s or more after the previous one.
+TEST(ProgressBar, EtaComesFromSteadyStepsOnly) {
+  FakeClock clock;
+  std::ostringstream out;
+  ProgressBar bar(10, 0, 7, out, false, [&] { return clock.now; });
+  const std::vector<double> seconds = {60, 2, 2, 2, 2, 100, 2};
+  for (int step = 1; step <= 7; ++step) {
+    clock.now += seconds[static_cast<size_t>(step - 1)];
+    if (step == 6) bar.exclude_interval();
+    bar.update(step, 100, std::nullopt, std::nullopt);
+  }
+  EXPECT_EQ(out.str(),
+            "step 1/10 (10%) | elapsed 01:00 | ETA ?\n"
+            "step 6/10 (60%) | 50 tok/s | elapsed 02:48 | ETA 00:08\n"
+            "step 7/10 (70%) | 50 tok/s | elapsed 02:50 | ETA 00:06\n");
+}
+
+// Without a terminal and with logging steps far apart, a line still comes every 30 s.
+TEST(ProgressBar, PlainLineAtLeastEveryThirtySeconds) {
+  FakeClock clock;
+  std::ostringstream out;
+  ProgressBar bar(7, 0, 1000, out, false, [&] { return clock.now; }, "evaluating batch");
+  for (int batch = 1; batch <= 7; ++batch) {
+    clock.now += 12.0;
+    bar.update(batch, 0, std::nullopt, std::nullopt);
+  }
+  // Lines at 36 s, 72 s and the last batch (84 s); the first batch (12 s) is not timed.
+  EXPECT_EQ(out.str(),
+            "evaluating batch 3/7 (42%) | elapsed 00:36 | ETA 00:48\n"
+            "evaluating batch 6/7 (85%) | elapsed 01:12 | ETA 00:12\n"
+            "evaluating batch 7/7 (100%) | elapsed 01:24 | ETA 00:00\n");
 }
 
 TEST(ProgressBar, FormatsLongTimesAndUnknowns) {

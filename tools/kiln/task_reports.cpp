@@ -43,7 +43,7 @@ void report_task_evaluation(Trainer& trainer, const TaskData& data, const Traini
 void report_task_predictions(Trainer& trainer, const TaskData& data, const TrainingArguments& args) {
   const auto* questions = dynamic_cast<const QaEvalData*>(&data);
   check(questions != nullptr, "--do_predict", "only --task qa (and classification) predicts");
-  ForwardOutputs outputs = trainer.forward(data, false);
+  ForwardOutputs outputs = trainer.forward(data, false, "predicting batch");
   if (!dist::is_main_process()) return;  // the main process writes the results
   QaPredictionSet answers = questions->predictions(outputs);
   nlohmann::ordered_json predictions = nlohmann::ordered_json::object();

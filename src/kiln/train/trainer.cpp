@@ -183,9 +183,8 @@ TrainingPlan Trainer::start_run(const TaskData& train_data, const TaskData* eval
   note("  Total optimization steps = " + std::to_string(plan.max_steps) +
        ", number of trainable parameters = " + std::to_string(parameters_));
   if (!args_.disable_tqdm && dist::is_main_process()) {
-    progress_ =
-        std::make_unique<ProgressBar>(plan.max_steps, state_.global_step, plan.logging_steps, log_,
-                                      &log_ == &std::cerr && ProgressBar::stderr_is_tty());
+    progress_ = std::make_unique<ProgressBar>(plan.max_steps, state_.global_step,
+                                              plan.logging_steps, log_, log_is_tty());
   }
   return plan;
 }
@@ -331,6 +330,7 @@ void Trainer::run_epoch(const TaskData& data, int64_t epoch) {
     const double scale = accumulation > 1 ? 1.0 / static_cast<double>(window) : 1.0;
     const double learning_rate = schedule_->lr(state_.global_step);
     int64_t tokens = 0;
+    const int64_t compiles_before = compiles();
     QueuedUpdate update;
     update.step = state_.global_step + 1;
     update.learning_rate = learning_rate;
@@ -387,6 +387,7 @@ void Trainer::run_epoch(const TaskData& data, int64_t epoch) {
       const auto since_log = static_cast<double>(state_.global_step - last_logged_step_);
       std::optional<double> loss;
       if (queued_.empty()) loss = loss_since_log_ / since_log;
+      if (compiles() != compiles_before) progress_->exclude_interval();
       progress_->update(state_.global_step, tokens, loss, learning_rate);
     }
     maybe_log_save_evaluate();

@@ -75,8 +75,10 @@ class Trainer {
   nlohmann::json evaluate(const TaskData& data, const std::string& prefix = "eval");
 
   // The forward pass without dropout over every row of `data`, in order (rows of padding
-  // dropped); the loss when with_labels.
-  ForwardOutputs forward(const TaskData& data, bool with_labels);
+  // dropped); the loss when with_labels. Unless disable_tqdm, a progress bar counts the batches
+  // as `progress_unit` ("evaluating batch 3/19 ...").
+  ForwardOutputs forward(const TaskData& data, bool with_labels,
+                         std::string_view progress_unit = "evaluating batch");
 
   // Logits and predictions for every example; metrics under "test_" when it has labels.
   PredictionOutput predict(const ClassificationDataset& data);
@@ -117,6 +119,10 @@ class Trainer {
   // a warning (skip); returns the loss to count in the logged average.
   double handle_nonfinite(double step_loss, const StepResult& result, int64_t step);
   CollateOptions collate_options(int64_t batch_size) const;
+  // trainer_evaluate.cpp: the bar of an evaluation or prediction over `batches` batches, on the
+  // main process unless disable_tqdm (else null); redrawn in place when log_ is a terminal.
+  std::unique_ptr<ProgressBar> batch_progress(size_t batches, std::string_view unit) const;
+  bool log_is_tty() const;
   // The data has as many labels as the model; errors name `where`.
   void check_labels(const ClassificationDataset& data, const std::string& where) const;
   // trainer_log.cpp: logging and the log/evaluate/save decisions.

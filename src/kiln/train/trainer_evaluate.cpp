@@ -1,18 +1,33 @@
 // The Trainer's evaluation and prediction: forward passes without dropout over a split in file
 // order (shared out among the processes of a distributed run), eval loss as a mean over the real
 // rows, and the task's metrics.
+#include <algorithm>
 #include <chrono>
+#include <iostream>
 
+#include "kiln/dist/communicator.h"
 #include "kiln/ir/error.h"
 #include "kiln/train/distributed.h"
 #include "kiln/train/classification_data.h"
 #include "kiln/train/log_metrics.h"
+#include "kiln/train/log_progress.h"
 #include "kiln/train/trainer.h"
 #include "kiln/train/trainer_metrics.h"
 
 namespace kiln {
 
-ForwardOutputs Trainer::forward(const TaskData& data, bool with_labels) {
+bool Trainer::log_is_tty() const { return &log_ == &std::cerr && ProgressBar::stderr_is_tty(); }
+
+std::unique_ptr<ProgressBar> Trainer::batch_progress(size_t batches, std::string_view unit) const {
+  if (args_.disable_tqdm || !dist::is_main_process()) return nullptr;
+  const auto total = static_cast<int64_t>(batches);
+  // Without a terminal: the last batch's line, and one every 30 s of a long evaluation.
+  return std::make_unique<ProgressBar>(total, 0, std::max<int64_t>(total, 1), log_, log_is_tty(),
+                                       ProgressBar::Clock{}, std::string(unit));
+}
+
+ForwardOutputs Trainer::forward(const TaskData& data, bool with_labels,
+                               std::string_view progress_unit) {
   const auto start = std::chrono::steady_clock::now();
   check(data.size() > 0, data.source(), "has no examples");
   check(!with_labels || data.has_labels(), data.source(), "has no labels");
@@ -23,13 +38,19 @@ ForwardOutputs Trainer::forward(const TaskData& data, bool with_labels) {
       epoch_batches(order, collate.batch_size, false);
   // Each process runs its share of the batches; all get every batch's outputs back.
   dist::Communicator& world = dist::world();
+  std::unique_ptr<ProgressBar> progress = batch_progress(batches.size(), progress_unit);
   std::vector<ForwardOutputs> mine;
   for (size_t b = 0; b < batches.size(); ++b) {
     if (!runs_batch(world, b)) continue;
     const std::vector<size_t>& rows = batches[b];
     TensorMap feeds = data.collate(rows, collate, with_labels, /*epoch=*/-1);
+    const int64_t compiles_before = compiles();
     std::vector<Tensor> outputs =
         programs_.forward(train_state_, feeds, with_labels, data.integer_labels());
+    if (progress) {
+      if (compiles() != compiles_before) progress->exclude_interval();
+      progress->update(static_cast<int64_t>(b + 1), 0, std::nullopt, std::nullopt);
+    }
     ForwardOutputs& batch = mine.emplace_back();
     const size_t count = outputs.size() - (with_labels ? 1 : 0);
     batch.rows.resize(count);
@@ -45,6 +66,7 @@ ForwardOutputs Trainer::forward(const TaskData& data, bool with_labels) {
     }
     if (with_labels) batch.loss_sum = outputs.back().get(0) * static_cast<double>(rows.size());
   }
+  if (progress) progress->clear();
   ForwardOutputs result = gather_batches(world, mine, batches.size());
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
@@ -78,7 +100,7 @@ PredictionOutput Trainer::predict(const ClassificationDataset& data) {
   check(data.size() > 0, data.source, "has no examples");
   if (with_labels) check_labels(data, data.where(0));
   ClassificationData rows(data, tokenizer_, static_cast<size_t>(args_.max_seq_length));
-  ForwardOutputs result = forward(rows, with_labels);
+  ForwardOutputs result = forward(rows, with_labels, "predicting batch");
   PredictionOutput out;
   out.num_labels = config_.num_labels();
   out.logits = ClassificationData::logits(result);

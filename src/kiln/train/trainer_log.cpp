@@ -70,10 +70,12 @@ void Trainer::maybe_log_save_evaluate() {
   if (control_.should_evaluate) {
     control_.should_evaluate = false;
     determine_best_metric(evaluate(*eval_data_, "eval"));
+    if (progress_) progress_->exclude_interval();
   }
   if (control_.should_save) {
     control_.should_save = false;
     save_checkpoint();
+    if (progress_) progress_->exclude_interval();
   }
 }
 
