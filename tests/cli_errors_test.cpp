@@ -107,23 +107,5 @@ TEST(CliErrors, WeightsOfAnotherModelNameTheirTensors) {
       << result.output;
 }
 
-TEST(CliErrors, UnknownDeviceAndTaskListTheChoices) {
-  fs::path dir = testing::scratch_folder();
-  testing::CommandResult device = run_kiln("train --device tpu0");
-  EXPECT_EQ(device.exit_code, 1);
-  EXPECT_NE(device.output.find("unknown device 'tpu0'; the devices are: auto, cpu, reference"),
-            std::string::npos)
-      << device.output;
-  testing::CommandResult task = run_kiln("evaluate --task question_answering");
-  EXPECT_EQ(task.exit_code, 1);
-  EXPECT_NE(task.output.find("[--task] unknown task 'question_answering'; the tasks are: "
-                            "classification, qa, mlm"),
-            std::string::npos)
-      << task.output;
-  testing::CommandResult no_model = run_kiln("train --train_file x.csv");
-  EXPECT_EQ(no_model.exit_code, 1);
-  EXPECT_NE(no_model.output.find("--model_name_or_path"), std::string::npos) << no_model.output;
-}
-
 }  // namespace
 }  // namespace kiln

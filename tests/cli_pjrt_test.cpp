@@ -98,8 +98,8 @@ TEST(CliPjrt, DeviceChoicesThatCannotBeMetAreErrors) {
   std::string run = "train " + model + " " + testing::quick_run_flags(dir / "out") +
                     " --train_file " + train.string() + " --max_steps 1";
   testing::CommandResult unknown = run_kiln(run + " --device gpu0");
-  EXPECT_EQ(unknown.exit_code, 1);
-  EXPECT_NE(unknown.output.find("[--device] unknown device 'gpu0'; the devices are: auto, cpu, "
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.output.find("[--device] 'gpu0' is not one of: auto, cpu, "
                                 "reference, pjrt:cpu, pjrt:cuda, pjrt:tpu, tpu"),
             std::string::npos)
       << unknown.output;

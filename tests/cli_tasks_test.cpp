@@ -31,7 +31,7 @@ TEST(CliTasks, PretrainMaskedLmThenFineTuneForClassificationAndQa) {
       " --max_seq_length 8 --validation_split_percentage 20 --do_eval --output_dir " +
       mlm.string());
   ASSERT_EQ(pretrained.exit_code, 0) << pretrained.output;
-  EXPECT_NE(pretrained.output.find("validation: the first 8 of the 40 lines"), std::string::npos)
+  EXPECT_NE(pretrained.output.find("validation: holding out 8 of the 40 lines"), std::string::npos)
       << pretrained.output;
   EXPECT_EQ(bert_config_read((mlm / "config.json").string()).architectures,
             std::vector<std::string>{"BertForMaskedLM"});
@@ -113,14 +113,14 @@ TEST(CliTasks, RecipeInputErrorsNameTheFlagOrFile) {
   testing::CommandResult stride = run_kiln("train --task qa " + model + " --train_file " +
                                            questions.string() + " --max_seq_length 16"
                                            " --output_dir " + (dir / "out").string());
-  EXPECT_EQ(stride.exit_code, 1);
+  EXPECT_EQ(stride.exit_code, 2);  // a usage error
   EXPECT_NE(stride.output.find("[--doc_stride] must lie in [0, max_seq_length): 128"),
             std::string::npos)
       << stride.output;
   testing::CommandResult predict_mlm = run_kiln(
       "train --task mlm " + model + " --train_file " + questions.string() +
       " --do_predict --output_dir " + (dir / "out").string());
-  EXPECT_EQ(predict_mlm.exit_code, 1);
+  EXPECT_EQ(predict_mlm.exit_code, 2);
   EXPECT_NE(predict_mlm.output.find("[--do_predict] mlm has no prediction step"),
             std::string::npos)
       << predict_mlm.output;

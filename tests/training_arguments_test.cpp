@@ -356,7 +356,10 @@ TEST(TrainingArgumentsCliTest, BadValuesNameTheFlag) {
             "[--do_train] Truthy value expected: got 'maybe' but expected one of yes/no, "
             "true/false, t/f, y/n, 1/0 (case insensitive)");
   EXPECT_EQ(parse_error({"--no_such_flag"}), "The following argument was not expected: --no_such_flag");
+  // The word after an unknown flag is its value, not the positional file of arguments.
   EXPECT_EQ(parse_error({"--no_such_flag", "1"}),
+            "The following argument was not expected: --no_such_flag");
+  EXPECT_EQ(parse_error({"1"}),
             "args_file: '1' is not a .json file of arguments (is it the value of an unknown flag?)");
   EXPECT_NE(parse_error({"--seed"}).find("--seed"), std::string::npos);
 }
@@ -374,7 +377,7 @@ TEST(TrainingArgumentsCliTest, HelpListsEveryFlagWithItsDefault) {
         "--adam_epsilon FLOAT=1e-08", "--per_device_train_batch_size INT=8",
         "--eval_strategy {no,steps,epoch}=no", "--eval_steps FLOAT=None",
         "--lr_scheduler_type {linear,cosine,constant,constant_with_warmup}=linear",
-        "--report_to TEXT ...=jsonl", "Logging, evaluation and checkpoints:"}) {
+        "--report_to {none,jsonl,tensorboard,all}=jsonl ...", "--debug TEXT ...", "Logging, evaluation and checkpoints:"}) {
     EXPECT_NE(help.find(shown), std::string::npos) << shown << "\n" << help;
   }
 }

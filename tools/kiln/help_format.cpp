@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <utility>
 
 namespace kiln::cli {
 namespace {
@@ -59,6 +60,9 @@ class WrappingFormatter : public CLI::Formatter {
   }
   std::string make_subcommand(const CLI::App* command) const override {
     return entry(command->get_display_name(true), command->get_description());
+  }
+  std::string make_usage(const CLI::App* app, std::string name) const override {
+    return wrapped(CLI::Formatter::make_usage(app, std::move(name)));
   }
   std::string make_description(const CLI::App* app) const override {
     return wrapped(CLI::Formatter::make_description(app));
