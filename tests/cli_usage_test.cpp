@@ -1,7 +1,7 @@
 // The command line's manners: exit code 2 and "kiln: error:" for every kind of usage error (a
-// failed run's 1 is cli_errors_test's), hints for transformers flags Kiln lacks, --help (choices, wrapping, examples,
-// exit codes, only the flags a command reads), --version, progress lines in a log file, and the
-// validation split held out only for runs that evaluate.
+// failed run's 1 is cli_errors_test's), hints for transformers flags Kiln lacks, --help
+// (choices, wrapping, examples, exit codes, only the flags a command reads), --version, progress
+// lines in a log file, and the validation split held out only for runs that evaluate.
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -49,7 +49,8 @@ TEST(CliUsage, EveryKindOfUsageErrorExitsWithTwo) {
   EXPECT_FALSE(contains(with_value.output, "args_file")) << with_value.output;
   EXPECT_EQ(with_value.exit_code, 2);
   // Bad values: a number, a choice of an enum field and of a text field, a range, a combination.
-  expect_usage_error("train --learning_rate fast", "[--learning_rate] expected a number, got 'fast'");
+  expect_usage_error("train --learning_rate fast",
+                     "[--learning_rate] expected a number, got 'fast'");
   expect_usage_error("train --lr_scheduler_type steep",
                      "[--lr_scheduler_type] 'steep' is not one of: linear, cosine");
   expect_usage_error("evaluate --device tpu0",
@@ -170,7 +171,8 @@ TEST(CliUsage, VersionNamesTheBackendsAndThePluginFound) {
   EXPECT_EQ(version.exit_code, 0) << version.output;
   EXPECT_TRUE(std::regex_search(version.output, std::regex("^kiln [0-9]+\\.[0-9]+\\.[0-9]+\n")))
       << version.output;
-  EXPECT_TRUE(contains(version.output, "backends: cpu (oneDNN), reference, pjrt")) << version.output;
+  EXPECT_TRUE(contains(version.output, "backends: cpu (oneDNN), reference, pjrt"))
+      << version.output;
   EXPECT_TRUE(contains(version.output, "PJRT plugin: cpu " + plugin.string() +
                                            " (found by PJRT_NAMES_AND_LIBRARY_PATHS (cpu))"))
       << version.output;
@@ -199,7 +201,8 @@ TEST(CliUsage, ProgressLinesInALogFile) {
   EXPECT_TRUE(contains(run.output, "evaluating batch 2/2 (100%)")) << run.output;
   EXPECT_TRUE(contains(run.output, "predicting batch 3/3 (100%)")) << run.output;
   EXPECT_TRUE(contains(run.output, "step 4/4 (100%)")) << run.output;
-  testing::CommandResult quiet = run_kiln("train " + flags + " --overwrite_output_dir --disable_tqdm");
+  testing::CommandResult quiet =
+      run_kiln("train " + flags + " --overwrite_output_dir --disable_tqdm");
   ASSERT_EQ(quiet.exit_code, 0) << quiet.output;
   EXPECT_FALSE(contains(quiet.output, "evaluating batch")) << quiet.output;
   EXPECT_FALSE(contains(quiet.output, "step 4/4")) << quiet.output;
@@ -222,7 +225,8 @@ TEST(CliUsage, ValidationSplitOnlyForRunsThatEvaluate) {
   EXPECT_FALSE(contains(whole.output, "holding out")) << whole.output;
   EXPECT_EQ(all_results(dir / "out")["train_samples"], 40);
 
-  testing::CommandResult held_out = run_kiln("train " + flags + " --do_eval --overwrite_output_dir");
+  testing::CommandResult held_out =
+      run_kiln("train " + flags + " --do_eval --overwrite_output_dir");
   ASSERT_EQ(held_out.exit_code, 0) << held_out.output;
   EXPECT_TRUE(contains(held_out.output,
                        "validation: holding out 4 of the 40 rows of " + train.string() +

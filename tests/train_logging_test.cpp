@@ -199,37 +199,37 @@ TEST(ProgressBar, RedrawsInPlaceOnATerminal) {
                            "\x1b[K" + "\r" + last + "\x1b[K\n");
 }
 
+// The lines of a bar without a terminal whose steps take `seconds` each and process `tokens`;
+// the interval of step `paused` (if any) holds a pause.
+std::string plain_progress(int64_t total, int64_t logging_steps, const std::vector<double>& seconds,
+                           int64_t tokens, int64_t paused = 0, std::string unit = "step") {
+  FakeClock clock;
+  std::ostringstream out;
+  ProgressBar bar(total, 0, logging_steps, out, false, [&] { return clock.now; }, std::move(unit));
+  for (size_t i = 0; i < seconds.size(); ++i) {
+    const auto step = static_cast<int64_t>(i + 1);
+    clock.now += seconds[i];
+    if (step == paused) bar.exclude_interval();
+    bar.update(step, tokens, std::nullopt, std::nullopt);
+  }
+  return out.str();
+}
+
 // Step 1 compiles for 60 s, steps 2-5 take 2 s each, step 6 holds a 100 s evaluation, step 7
 // takes 2 s: speed and ETA come from the steady steps (2 s and 100 tokens each), not from the
 // 170 s of wall time (which would give an ETA of about 73 s for the last 3 steps). The lines of
 // steps 1 and 6 come 30 s or more after the previous one.
 TEST(ProgressBar, EtaComesFromSteadyStepsOnly) {
-  FakeClock clock;
-  std::ostringstream out;
-  ProgressBar bar(10, 0, 7, out, false, [&] { return clock.now; });
-  const std::vector<double> seconds = {60, 2, 2, 2, 2, 100, 2};
-  for (int step = 1; step <= 7; ++step) {
-    clock.now += seconds[static_cast<size_t>(step - 1)];
-    if (step == 6) bar.exclude_interval();
-    bar.update(step, 100, std::nullopt, std::nullopt);
-  }
-  EXPECT_EQ(out.str(),
+  EXPECT_EQ(plain_progress(10, 7, {60, 2, 2, 2, 2, 100, 2}, 100, 6),
             "step 1/10 (10%) | elapsed 01:00 | ETA ?\n"
             "step 6/10 (60%) | 50 tok/s | elapsed 02:48 | ETA 00:08\n"
             "step 7/10 (70%) | 50 tok/s | elapsed 02:50 | ETA 00:06\n");
 }
 
-// Without a terminal and with logging steps far apart, a line still comes every 30 s.
+// Without a terminal and with logging steps far apart, a line still comes every 30 s: at 36 s,
+// 72 s and the last batch (84 s); the first batch (12 s) is not timed.
 TEST(ProgressBar, PlainLineAtLeastEveryThirtySeconds) {
-  FakeClock clock;
-  std::ostringstream out;
-  ProgressBar bar(7, 0, 1000, out, false, [&] { return clock.now; }, "evaluating batch");
-  for (int batch = 1; batch <= 7; ++batch) {
-    clock.now += 12.0;
-    bar.update(batch, 0, std::nullopt, std::nullopt);
-  }
-  // Lines at 36 s, 72 s and the last batch (84 s); the first batch (12 s) is not timed.
-  EXPECT_EQ(out.str(),
+  EXPECT_EQ(plain_progress(7, 1000, std::vector<double>(7, 12.0), 0, 0, "evaluating batch"),
             "evaluating batch 3/7 (42%) | elapsed 00:36 | ETA 00:48\n"
             "evaluating batch 6/7 (85%) | elapsed 01:12 | ETA 00:12\n"
             "evaluating batch 7/7 (100%) | elapsed 01:24 | ETA 00:00\n");

@@ -377,7 +377,8 @@ TEST(TrainingArgumentsCliTest, HelpListsEveryFlagWithItsDefault) {
         "--adam_epsilon FLOAT=1e-08", "--per_device_train_batch_size INT=8",
         "--eval_strategy {no,steps,epoch}=no", "--eval_steps FLOAT=None",
         "--lr_scheduler_type {linear,cosine,constant,constant_with_warmup}=linear",
-        "--report_to {none,jsonl,tensorboard,all}=jsonl ...", "--debug TEXT ...", "Logging, evaluation and checkpoints:"}) {
+        "--report_to {none,jsonl,tensorboard,all}=jsonl ...", "--debug TEXT ...",
+        "Logging, evaluation and checkpoints:"}) {
     EXPECT_NE(help.find(shown), std::string::npos) << shown << "\n" << help;
   }
 }

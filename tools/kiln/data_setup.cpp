@@ -93,8 +93,8 @@ RunData load_run_data(const RunOptions& options, BertConfig& config, bool need_t
   if (need_eval && !data.eval) {
     data.eval = load(options,
                      required_file(args.validation_file, "--validation_file",
-                              "evaluation needs --validation_file, or --train_file with "
-                              "--validation_split_percentage above 0"),
+                                   "evaluation needs --validation_file, or --train_file with "
+                                   "--validation_split_percentage above 0"),
                      labels, true);
   }
   if (need_test) {

@@ -72,7 +72,8 @@ TaskRunData load_mlm_data(const TrainingArguments& args, const Tokenizer& tokeni
   const bool split = need_eval && !args.validation_file && args.validation_split_percentage > 0;
   std::optional<TextLines> train, eval;
   if (need_train || split) {
-    train = read_text_lines(required_file(args.train_file, "--train_file", "mlm needs --train_file"));
+    train = read_text_lines(
+        required_file(args.train_file, "--train_file", "mlm needs --train_file"));
     if (split) {
       auto [held_out, kept] = split_text_lines(*train, args.validation_split_percentage);
       report_held_out(log, held_out.lines.size(), train->lines.size(), "lines",
@@ -83,8 +84,8 @@ TaskRunData load_mlm_data(const TrainingArguments& args, const Tokenizer& tokeni
   }
   if (need_eval && !eval) {
     eval = read_text_lines(required_file(args.validation_file, "--validation_file",
-                                    "evaluation needs --validation_file, or --train_file with "
-                                    "--validation_split_percentage above 0"));
+                                         "evaluation needs --validation_file, or --train_file with "
+                                         "--validation_split_percentage above 0"));
   }
   if (need_train) data.train = mlm_split(args, tokenizer, *train, args.max_train_samples);
   if (need_eval) data.eval = mlm_split(args, tokenizer, *eval, args.max_eval_samples);
@@ -102,18 +103,20 @@ TaskRunData load_task_data(const TrainingArguments& args, const Tokenizer& token
   TaskRunData data;
   if (need_train) {
     data.train = qa_split(args, tokenizer,
-                          required_file(args.train_file, "--train_file", "training needs --train_file"),
+                          required_file(args.train_file, "--train_file",
+                                        "training needs --train_file"),
                           args.max_train_samples, true);
   }
   if (need_eval) {
     data.eval = qa_split(args, tokenizer,
                          required_file(args.validation_file, "--validation_file",
-                                  "qa evaluation needs --validation_file (a SQuAD file)"),
+                                       "qa evaluation needs --validation_file (a SQuAD file)"),
                          args.max_eval_samples, false);
   }
   if (need_test) {
     data.test = qa_split(args, tokenizer,
-                         required_file(args.test_file, "--test_file", "prediction needs --test_file"),
+                         required_file(args.test_file, "--test_file",
+                                       "prediction needs --test_file"),
                          args.max_predict_samples, false);
   }
   return data;

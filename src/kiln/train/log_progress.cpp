@@ -88,7 +88,9 @@ ProgressSnapshot ProgressBar::snapshot() const {
   s.learning_rate = learning_rate_;
   s.elapsed_seconds = clock_() - start_;
   if (steady_steps_ > 0 && steady_seconds_ > 0) {
-    if (steady_tokens_ > 0) s.tokens_per_second = static_cast<double>(steady_tokens_) / steady_seconds_;
+    if (steady_tokens_ > 0) {
+      s.tokens_per_second = static_cast<double>(steady_tokens_) / steady_seconds_;
+    }
     s.eta_seconds = steady_seconds_ / static_cast<double>(steady_steps_) *
                     static_cast<double>(total_steps_ - step_);
   } else if (step_ == total_steps_) {

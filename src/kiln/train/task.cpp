@@ -32,7 +32,9 @@ TaskKind task_kind(std::string_view name) {
   auto found = std::find(kTaskNames.begin(), kTaskNames.end(), name);
   if (found == kTaskNames.end()) {
     std::string names;
-    for (std::string_view task : kTaskNames) names += (names.empty() ? "" : ", ") + std::string(task);
+    for (std::string_view task : kTaskNames) {
+      names += (names.empty() ? "" : ", ") + std::string(task);
+    }
     fail("--task", "'", name, "' is not one of: ", names);
   }
   return static_cast<TaskKind>(found - kTaskNames.begin());

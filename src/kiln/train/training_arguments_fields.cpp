@@ -16,8 +16,8 @@ constexpr std::string_view kLog = "Logging, evaluation and checkpoints";
 constexpr std::string_view kRun = "Randomness and hardware";
 
 // The choices of text fields; make_backend and task_kind act on them.
-constexpr std::array<std::string_view, 7> kDevices = {"auto",      "cpu",       "reference", "pjrt:cpu",
-                                                      "pjrt:cuda", "pjrt:tpu",  "tpu"};
+constexpr std::array<std::string_view, 7> kDevices = {
+    "auto", "cpu", "reference", "pjrt:cpu", "pjrt:cuda", "pjrt:tpu", "tpu"};
 constexpr std::array<std::string_view, 2> kNanInfStrategies = {"stop", "skip"};
 constexpr std::array<std::string_view, 4> kReporters = {"none", "jsonl", "tensorboard", "all"};
 constexpr std::array<std::string_view, 2> kSamplingStrategies = {"random", "sequential"};
