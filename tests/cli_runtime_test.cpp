@@ -53,7 +53,7 @@ TEST(CliRuntime, EveryRunEndsWithTheRuntimeSummary) {
 TEST(CliRuntime, UnknownDebugOptionsAreErrors) {
   fs::path dir = testing::scratch_folder();
   testing::CommandResult run = run_kiln(train_command(dir, "--debug underflow_overflow"));
-  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.exit_code, 2);  // a usage error
   EXPECT_NE(run.output.find(
                 "[--debug] 'underflow_overflow' is not a debug option; the options are: metrics"),
             std::string::npos)
