@@ -21,13 +21,13 @@ nlohmann::json read_json(const fs::path& path) {
 TEST(CliGlueMetrics, ColaReportsMatthewsCorrelationOfThePredictions) {
   fs::path dir = testing::scratch_folder();
   std::string model = testing::write_tiny_model_files(dir / "model");
-  fs::path train = testing::write_sentiment_tsv(dir / "train.tsv", 96, 5);
+  fs::path train = testing::write_sentiment_tsv(dir / "train.tsv", 320, 5);
   fs::path test = testing::write_sentiment_tsv(dir / "test.tsv", 40, 6);
   fs::path out = dir / "out";
   testing::CommandResult trained =
       run_kiln("train " + model + " " + testing::quick_run_flags(out) + " --train_file " +
                train.string() + " --validation_file " + test.string() +
-               " --task_name cola --do_eval --num_train_epochs 2 --save_strategy no");
+               " --task_name cola --do_eval --num_train_epochs 4 --save_strategy no");
   ASSERT_EQ(trained.exit_code, 0) << trained.output;
   nlohmann::json eval = read_json(out / "eval_results.json");
   EXPECT_TRUE(eval.contains("eval_matthews_correlation")) << eval.dump();
@@ -50,9 +50,12 @@ TEST(CliGlueMetrics, ColaReportsMatthewsCorrelationOfThePredictions) {
   ASSERT_EQ(row, 40u);
   const double denominator = (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn);
   const double expected = denominator == 0 ? 0.0 : (tp * tn - fp * fn) / std::sqrt(denominator);
+  ASSERT_GT(tp + fp, 0) << "a model that never predicts class 1 gives the degenerate 0";
+  ASSERT_GT(tn + fn, 0) << "a model that never predicts class 0 gives the degenerate 0";
   nlohmann::json metrics = read_json(dir / "pred" / "predict_results.json");
   EXPECT_NEAR(metrics["test_matthews_correlation"].get<double>(), expected, 1e-12)
       << metrics.dump();
+  EXPECT_GT(expected, 0.3) << "the separable task is learnt";
   // The model saved after training scores the same file alike in both commands.
   EXPECT_NEAR(metrics["test_matthews_correlation"].get<double>(),
               eval["eval_matthews_correlation"].get<double>(), 1e-12);
@@ -64,8 +67,9 @@ TEST(CliGlueMetrics, MrpcAddsTheCombinedScore) {
   fs::path train = testing::write_sentiment_tsv(dir / "train.tsv", 32, 7);
   fs::path out = dir / "out";
   testing::CommandResult evaluated =
-      run_kiln("evaluate " + model + " " + testing::quick_run_flags(out) + " --validation_file " +
-               train.string() + " --task_name mrpc");
+      run_kiln("train " + model + " " + testing::quick_run_flags(out) + " --train_file " +
+               train.string() + " --validation_file " + train.string() +
+               " --task_name mrpc --do_eval --max_steps 2 --save_strategy no");
   ASSERT_EQ(evaluated.exit_code, 0) << evaluated.output;
   nlohmann::json eval = read_json(out / "eval_results.json");
   EXPECT_DOUBLE_EQ(eval["eval_combined_score"].get<double>(),
@@ -77,16 +81,17 @@ TEST(CliGlueMetrics, RegressionTaskOnClassLabelsIsRefused) {
   std::string model = testing::write_tiny_model_files(dir / "model");
   fs::path train = testing::write_sentiment_tsv(dir / "train.tsv", 16, 7);
   testing::CommandResult refused =
-      run_kiln("evaluate " + model + " " + testing::quick_run_flags(dir / "out") +
-               " --validation_file " + train.string() + " --task_name stsb");
+      run_kiln("train " + model + " " + testing::quick_run_flags(dir / "out") + " --train_file " +
+               train.string() + " --do_eval --validation_file " + train.string() +
+               " --task_name stsb --max_steps 1 --save_strategy no");
   EXPECT_NE(refused.exit_code, 0);
   EXPECT_NE(refused.output.find("[--task_name] stsb is a regression task but " + train.string() +
                                 " has class labels"),
             std::string::npos)
       << refused.output;
   testing::CommandResult unknown =
-      run_kiln("evaluate " + model + " " + testing::quick_run_flags(dir / "out") +
-               " --validation_file " + train.string() + " --task_name imdb");
+      run_kiln("train " + model + " " + testing::quick_run_flags(dir / "out") + " --train_file " +
+               train.string() + " --task_name imdb");
   EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
   EXPECT_NE(unknown.output.find("'imdb' is not one of: cola, sst2"), std::string::npos)
       << unknown.output;
