@@ -12,11 +12,8 @@ namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::read_json;
 using testing::run_kiln;
-
-nlohmann::json read_json(const fs::path& path) {
-  return nlohmann::json::parse(testing::read_text(path));
-}
 
 TEST(CliGlueMetrics, ColaReportsMatthewsCorrelationOfThePredictions) {
   fs::path dir = testing::scratch_folder();
@@ -61,37 +58,37 @@ TEST(CliGlueMetrics, ColaReportsMatthewsCorrelationOfThePredictions) {
               eval["eval_matthews_correlation"].get<double>(), 1e-12);
 }
 
-TEST(CliGlueMetrics, MrpcAddsTheCombinedScore) {
-  fs::path dir = testing::scratch_folder();
+// Two steps on 32 generated rows, evaluated on the same file, reporting --task_name's metrics;
+// the files are dir/train.tsv and dir/out/.
+testing::CommandResult train_two_steps(const fs::path& dir, const std::string& task_name) {
   std::string model = testing::write_tiny_model_files(dir / "model");
   fs::path train = testing::write_sentiment_tsv(dir / "train.tsv", 32, 7);
-  fs::path out = dir / "out";
-  testing::CommandResult evaluated =
-      run_kiln("train " + model + " " + testing::quick_run_flags(out) + " --train_file " +
-               train.string() + " --validation_file " + train.string() +
-               " --task_name mrpc --do_eval --max_steps 2 --save_strategy no");
-  ASSERT_EQ(evaluated.exit_code, 0) << evaluated.output;
-  nlohmann::json eval = read_json(out / "eval_results.json");
+  return run_kiln("train " + model + " " + testing::quick_run_flags(dir / "out") +
+                  " --train_file " + train.string() + " --validation_file " + train.string() +
+                  " --task_name " + task_name + " --do_eval --max_steps 2 --save_strategy no");
+}
+
+TEST(CliGlueMetrics, MrpcAddsTheCombinedScore) {
+  fs::path dir = testing::scratch_folder();
+  testing::CommandResult trained = train_two_steps(dir, "mrpc");
+  ASSERT_EQ(trained.exit_code, 0) << trained.output;
+  nlohmann::json eval = read_json(dir / "out" / "eval_results.json");
   EXPECT_DOUBLE_EQ(eval["eval_combined_score"].get<double>(),
                    (eval["eval_accuracy"].get<double>() + eval["eval_f1"].get<double>()) / 2);
 }
 
 TEST(CliGlueMetrics, RegressionTaskOnClassLabelsIsRefused) {
   fs::path dir = testing::scratch_folder();
-  std::string model = testing::write_tiny_model_files(dir / "model");
-  fs::path train = testing::write_sentiment_tsv(dir / "train.tsv", 16, 7);
-  testing::CommandResult refused =
-      run_kiln("train " + model + " " + testing::quick_run_flags(dir / "out") + " --train_file " +
-               train.string() + " --do_eval --validation_file " + train.string() +
-               " --task_name stsb --max_steps 1 --save_strategy no");
-  EXPECT_NE(refused.exit_code, 0);
-  EXPECT_NE(refused.output.find("[--task_name] stsb is a regression task but " + train.string() +
-                                " has class labels"),
+  testing::CommandResult refused = train_two_steps(dir, "stsb");
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_NE(refused.output.find("[--task_name] stsb is a regression task but " +
+                                (dir / "train.tsv").string() + " has class labels"),
             std::string::npos)
       << refused.output;
-  testing::CommandResult unknown =
-      run_kiln("train " + model + " " + testing::quick_run_flags(dir / "out") + " --train_file " +
-               train.string() + " --task_name imdb");
+}
+
+TEST(CliGlueMetrics, UnknownTaskNameIsAUsageError) {
+  testing::CommandResult unknown = train_two_steps(testing::scratch_folder(), "imdb");
   EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
   EXPECT_NE(unknown.output.find("'imdb' is not one of: cola, sst2"), std::string::npos)
       << unknown.output;

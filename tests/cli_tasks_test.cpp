@@ -12,13 +12,10 @@ namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::read_json;
 using testing::run_kiln;
 using testing::write_questions;
 using testing::write_text_corpus;
-
-nlohmann::json read_json(const fs::path& path) {
-  return nlohmann::json::parse(testing::read_text(path));
-}
 
 TEST(CliTasks, PretrainMaskedLmThenFineTuneForClassificationAndQa) {
   fs::path dir = testing::scratch_folder();
