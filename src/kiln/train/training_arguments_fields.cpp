@@ -38,8 +38,7 @@ const std::array kFields = {
     ArgumentField{"task_name", &A::task_name, kModel,
                   "The GLUE task whose metrics evaluation reports, as run_glue.py (cola: "
                   "matthews_correlation; stsb: pearson, spearmanr; mrpc, qqp: accuracy, f1; "
-                  "others: accuracy). The data still comes from --train_file and "
-                  "--validation_file.",
+                  "others: accuracy). The data still comes from the given files.",
                   glue_task_names()},
     ArgumentField{"train_file", &A::train_file, kModel, "Training data: a CSV, TSV or JSONL file."},
     ArgumentField{"validation_file", &A::validation_file, kModel,
