@@ -67,6 +67,12 @@ RunData load_run_data(const RunOptions& options, BertConfig& config, bool need_t
     const std::string& file =
         required_file(args.train_file, "--train_file", "training needs --train_file");
     train = load(options, file, {}, true);
+    // The loss follows the training labels, as run_classification.py sets problem_type.
+    if (train->label_kind == LabelKind::multi_label) {
+      config.problem_type = "multi_label_classification";
+    } else if (config.problem_type == "multi_label_classification") {
+      config.problem_type.reset();  // the Trainer picks it from the labels
+    }
     if (train->label_kind == LabelKind::regression) {
       config.set_num_labels(1);
       labels.clear();

@@ -1,5 +1,6 @@
 // `kiln predict`: a trained model's predictions on --test_file, written as run_glue.py writes
 // them (predict_results.txt) and with the probabilities of every label (predict_results.jsonl).
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -40,7 +41,22 @@ void report_predictions(Trainer& trainer, const ClassificationDataset& data,
   text << "index\tprediction\n";
   for (size_t i = 0; i < data.size(); ++i) {
     nlohmann::json line = {{"index", i}};
-    if (out.classes.empty()) {
+    if (!out.label_sets.empty()) {
+      // run_classification.py writes the label list as Python prints it: ['a', 'b'].
+      const auto labels = static_cast<size_t>(out.num_labels);
+      std::vector<std::string> chosen;
+      for (int32_t id : out.label_sets[i]) chosen.push_back(names[static_cast<size_t>(id)]);
+      text << i << "\t[";
+      for (size_t k = 0; k < chosen.size(); ++k) text << (k ? ", '" : "'") << chosen[k] << "'";
+      text << "]\n";
+      line["prediction"] = chosen;
+      line["label_ids"] = out.label_sets[i];
+      nlohmann::json by_name = nlohmann::json::object();
+      for (size_t c = 0; c < labels; ++c) {
+        by_name[names[c]] = 1.0 / (1.0 + std::exp(-out.logits[i * labels + c]));
+      }
+      line["probabilities"] = by_name;
+    } else if (out.classes.empty()) {
       char value[32];
       std::snprintf(value, sizeof value, "%3.3f", out.values[i]);
       text << i << '\t' << value << '\n';

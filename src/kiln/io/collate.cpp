@@ -127,6 +127,16 @@ Batch collate_batch(std::span<const Encoding> encodings, const ClassificationDat
   } else if (dataset.label_kind == LabelKind::regression) {
     batch.labels = Tensor(DType::f32, rows);
     fill_labels<float>(*batch.labels, batch.indices, dataset.label_values, 0.0f);
+  } else if (dataset.label_kind == LabelKind::multi_label) {
+    // Multi-hot float targets, as run_classification.py's multi_labels_to_ids; padding rows 0.
+    const auto labels = static_cast<int64_t>(dataset.label_names.size());
+    batch.labels = Tensor(DType::f32, {static_cast<int64_t>(options.batch_size), labels});
+    auto* out = batch.labels->data_as<float>();
+    for (size_t row = 0; row < batch.indices.size(); ++row) {
+      for (int32_t id : dataset.label_sets[batch.indices[row]]) {
+        out[static_cast<int64_t>(row) * labels + id] = 1.0f;
+      }
+    }
   }
   return batch;
 }

@@ -121,6 +121,7 @@ ClassificationDataset dataset_subset(const ClassificationDataset& dataset,
     out.lines.push_back(dataset.lines[i]);
     if (dataset.label_kind == LabelKind::classes) out.label_ids.push_back(dataset.label_ids[i]);
     if (dataset.label_kind == LabelKind::regression) out.label_values.push_back(dataset.label_values[i]);
+    if (dataset.label_kind == LabelKind::multi_label) out.label_sets.push_back(dataset.label_sets[i]);
   }
   return out;
 }

@@ -28,7 +28,10 @@ struct ClassificationColumns {
   std::string label;
 };
 
-enum class LabelKind { none, classes, regression };
+// classes: one label per example; regression: one float target; multi_label: a set of labels
+// per example (run_classification.py's list-valued label column, problem_type
+// multi_label_classification).
+enum class LabelKind { none, classes, regression, multi_label };
 
 struct ClassificationOptions {
   TableOptions table;
@@ -48,6 +51,11 @@ struct ClassificationOptions {
 //   any other number (1.5, 1e3, or integers mixed with floats): regression, one float target.
 //   strings (a CSV column with any non-number field, JSON strings): ids in sorted order of the
 //     unique labels (`label_list.sort()`), unless a label set is given.
+//   lists (multi-label, as run_classification.py reads a list-valued label column): a JSON
+//     array in JSON Lines or in a CSV/TSV field (["sports", "politics"]), or Python's list repr
+//     that pandas writes to CSV (['sports', 'politics']); items are strings or integers, taken
+//     by their text (str(label)); names in sorted order unless a label set is given; an empty
+//     list is an example with no label. Every label of the column must then be a list.
 // Empty or null labels are errors; so is a JSON column mixing strings and numbers.
 struct ClassificationDataset {
   std::string source;
@@ -60,6 +68,7 @@ struct ClassificationDataset {
   LabelKind label_kind = LabelKind::none;
   std::vector<int32_t> label_ids;        // LabelKind::classes
   std::vector<float> label_values;       // LabelKind::regression
+  std::vector<std::vector<int32_t>> label_sets;  // LabelKind::multi_label: sorted label ids
   std::vector<std::string> label_names;  // id -> name: config.json's id2label
 
   size_t size() const { return texts.size(); }

@@ -7,6 +7,8 @@
 #include <map>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 #include "kiln/ir/error.h"
 
 namespace kiln {
@@ -154,11 +156,122 @@ void read_regression_labels(const Table& table, size_t column, const Classificat
   }
 }
 
+// Whether a cell holds a list of labels: a JSON array (JSON Lines) or a CSV/TSV field in
+// brackets.
+bool is_list_cell(const Cell& cell) {
+  std::string_view text = trim_spaces(cell.text);
+  if (cell.type == CellType::nested) return text.starts_with('[');
+  return cell.type == CellType::raw && text.starts_with('[') && text.ends_with(']');
+}
+
+// The items of Python's list repr as pandas writes it (['a', "it's", 3]): quoted strings (with
+// backslash escapes) or bare words, separated by commas.
+std::vector<std::string> python_list_items(std::string_view inner, const std::string& where) {
+  std::vector<std::string> items;
+  size_t i = 0;
+  auto skip_spaces = [&] {
+    while (i < inner.size() && (inner[i] == ' ' || inner[i] == '\t')) ++i;
+  };
+  skip_spaces();
+  while (i < inner.size()) {
+    std::string item;
+    if (inner[i] == '\'' || inner[i] == '"') {
+      const char quote = inner[i++];
+      while (i < inner.size() && inner[i] != quote) {
+        if (inner[i] == '\\' && i + 1 < inner.size()) ++i;
+        item += inner[i++];
+      }
+      check(i < inner.size(), where, "unterminated string in the label list");
+      ++i;
+    } else {
+      size_t end = inner.find(',', i);
+      item = std::string(trim_spaces(inner.substr(i, end == std::string_view::npos ? end : end - i)));
+      check(!item.empty(), where, "empty item in the label list");
+      i = end == std::string_view::npos ? inner.size() : end;
+    }
+    items.push_back(std::move(item));
+    skip_spaces();
+    if (i == inner.size()) break;
+    check(inner[i] == ',', where, "expected ',' between the labels of the list, found '",
+          inner[i], "'");
+    ++i;
+    skip_spaces();
+    check(i < inner.size(), where, "the label list ends with ','");
+  }
+  return items;
+}
+
+// The labels of a list cell, by their text: JSON strings as they are, JSON integers printed.
+std::vector<std::string> label_list(const Cell& cell, const std::string& where) {
+  nlohmann::json array = nlohmann::json::parse(cell.text, nullptr, /*allow_exceptions=*/false);
+  if (array.is_discarded()) {
+    std::string_view text = trim_spaces(cell.text);
+    return python_list_items(text.substr(1, text.size() - 2), where);
+  }
+  std::vector<std::string> labels;
+  for (const nlohmann::json& item : array) {
+    if (item.is_string()) {
+      labels.push_back(item.get<std::string>());
+    } else {
+      check(item.is_number_integer(), where, "label ", item.dump(),
+            " in the list is not a string or an integer");
+      labels.push_back(item.dump());
+    }
+  }
+  return labels;
+}
+
+// `first_list`: the row of the column's first list, which makes every label a list.
+void read_label_lists(const Table& table, size_t column, size_t first_list,
+                      const ClassificationOptions& options, ClassificationDataset& dataset) {
+  std::vector<std::vector<std::string>> lists;
+  for (size_t r = 0; r < table.size(); ++r) {
+    const Cell& cell = table.cell(r, column);
+    check(is_list_cell(cell), table.where(r), "label '", cell.text, "' is not a list, but the ",
+          "label on line ", table.lines[first_list],
+          " is (multi-label): write it as [] or [\"name\", ...]");
+    lists.push_back(label_list(cell, table.where(r)));
+  }
+  dataset.label_names = options.label_names;
+  if (dataset.label_names.empty()) {  // run_classification.py: sorted(set(every label))
+    for (const auto& list : lists) {
+      dataset.label_names.insert(dataset.label_names.end(), list.begin(), list.end());
+    }
+    std::sort(dataset.label_names.begin(), dataset.label_names.end());
+    dataset.label_names.erase(std::unique(dataset.label_names.begin(), dataset.label_names.end()),
+                              dataset.label_names.end());
+  }
+  std::map<std::string, int32_t, std::less<>> id_of;
+  for (size_t i = 0; i < dataset.label_names.size(); ++i) {
+    id_of.emplace(dataset.label_names[i], static_cast<int32_t>(i));
+  }
+  for (size_t r = 0; r < lists.size(); ++r) {
+    std::vector<int32_t> ids;
+    for (const std::string& label : lists[r]) {
+      auto it = id_of.find(label);
+      if (it == id_of.end()) {
+        fail(table.where(r), "unknown label '", label, "' (labels: ",
+             name_list(dataset.label_names), ")");
+      }
+      ids.push_back(it->second);
+    }
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    dataset.label_sets.push_back(std::move(ids));
+  }
+}
+
 }  // namespace
 
 void read_labels(const Table& table, size_t column, const ClassificationOptions& options,
                  ClassificationDataset& dataset) {
   const std::string& name = table.columns[column];
+  for (size_t r = 0; r < table.size(); ++r) {
+    if (!is_list_cell(table.cell(r, column))) continue;
+    dataset.label_kind = LabelKind::multi_label;
+    read_label_lists(table, column, r, options, dataset);
+    return;
+  }
   std::vector<Category> categories = categorize(table, column, name);
   bool any_number = std::find(categories.begin(), categories.end(), Category::number) != categories.end();
   if (!categories.empty() && categories[0] == Category::string) {

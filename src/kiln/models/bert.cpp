@@ -91,15 +91,15 @@ Value encoder_layer(const BertConfig& config, Value x, Value mask, ParameterSet&
   return output_norm(out + attended);
 }
 
-// torch.nn.MSELoss over the real rows of a batch: rows whose attention mask is all zero are
-// the padding rows of a short last batch (see collate.h), which a mean must not count. With no
-// such row this is mse_loss.
-Value padded_mse_loss(Value prediction, Value target, Value attention_mask) {
-  Value diff = prediction - target;
-  Value real = reduce_max(cast(attention_mask, prediction.dtype()), {1});  // [batch]: 1 or 0
-  Value weights = prediction.rank() == 1 ? real : broadcast_in_dim(real, prediction.shape(), {0});
-  double per_row = static_cast<double>(prediction.numel() / prediction.dim(0));
-  return reduce_sum(diff * diff * weights) / (reduce_sum(real) * per_row);
+// The mean of a loss's elementwise terms ([batch] or [batch, n]) over the real rows of a batch,
+// as torch.nn.MSELoss / BCEWithLogitsLoss average them: rows whose attention mask is all zero
+// are the padding rows of a short last batch (see collate.h), which a mean must not count.
+// With no such row this is the mean of every term.
+Value real_rows_mean(Value terms, Value attention_mask) {
+  Value real = reduce_max(cast(attention_mask, terms.dtype()), {1});  // [batch]: 1 or 0
+  Value weights = terms.rank() == 1 ? real : broadcast_in_dim(real, terms.shape(), {0});
+  double per_row = static_cast<double>(terms.numel() / terms.dim(0));
+  return reduce_sum(terms * weights) / (reduce_sum(real) * per_row);
 }
 
 }  // namespace
@@ -169,11 +169,13 @@ BertClassifier bert_for_sequence_classification(Graph& graph, const BertConfig& 
   if (problem == "regression") {
     // HF squeezes [batch, 1] logits to match [batch] labels.
     Value prediction = labels_count == 1 ? reshape(model.logits, {batch}) : model.logits;
-    model.loss = padded_mse_loss(prediction, model.labels, model.inputs.attention_mask);
+    model.loss =
+        real_rows_mean(squared_error(prediction, model.labels), model.inputs.attention_mask);
   } else if (problem == "single_label_classification") {
     model.loss = cross_entropy(model.logits, model.labels);
   } else if (problem == "multi_label_classification") {
-    model.loss = bce_with_logits_loss(model.logits, model.labels);
+    model.loss = real_rows_mean(bce_with_logits(model.logits, model.labels),
+                                model.inputs.attention_mask);
   } else {
     fail("bert", "unknown problem_type '", problem, "'");
   }

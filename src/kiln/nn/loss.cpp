@@ -15,17 +15,17 @@ void check_pair(Value a, Value b, const char* where) {
 
 }  // namespace
 
-Value mse_loss(Value prediction, Value target) {
-  check_pair(prediction, target, "mse_loss");
+Value squared_error(Value prediction, Value target) {
+  check_pair(prediction, target, "squared_error");
   Value diff = prediction - target;
-  return mean(diff * diff);
+  return diff * diff;
 }
 
-Value bce_with_logits_loss(Value logits, Value targets) {
-  check_pair(logits, targets, "bce_with_logits_loss");
+Value bce_with_logits(Value logits, Value targets) {
+  check_pair(logits, targets, "bce_with_logits");
   Value zero = zeros_like(logits);
   Value softplus_neg_abs = log(exp(neg(abs(logits))) + 1.0);
-  return mean(max(logits, zero) - logits * targets + softplus_neg_abs);
+  return max(logits, zero) - logits * targets + softplus_neg_abs;
 }
 
 }  // namespace kiln

@@ -5,11 +5,11 @@
 
 namespace kiln {
 
-// torch.nn.MSELoss (mean over all elements); prediction and target of equal shape.
-Value mse_loss(Value prediction, Value target);
+// The elementwise terms of torch.nn.MSELoss: (prediction - target)^2; operands of equal shape.
+Value squared_error(Value prediction, Value target);
 
-// torch.nn.BCEWithLogitsLoss (mean over all elements), in the stable form
+// The elementwise terms of torch.nn.BCEWithLogitsLoss, in the stable form
 // max(x, 0) - x y + log(1 + exp(-|x|)); logits and float targets of equal shape.
-Value bce_with_logits_loss(Value logits, Value targets);
+Value bce_with_logits(Value logits, Value targets);
 
 }  // namespace kiln

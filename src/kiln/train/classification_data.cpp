@@ -34,6 +34,12 @@ std::vector<double> ClassificationData::logits(const ForwardOutputs& outputs) {
 
 nlohmann::json ClassificationData::metrics(const ForwardOutputs& outputs) const {
   std::vector<double> values = logits(outputs);
+  const auto labels = static_cast<int64_t>(dataset_.label_names.size());
+  if (dataset_.label_kind == LabelKind::multi_label) {
+    check(glue_task_.empty(), "--task_name", glue_task_, " is not a multi-label task but ",
+          dataset_.source, " has label lists");
+    return multi_label_metrics(values, dataset_.label_sets, labels);
+  }
   const bool regression = dataset_.label_kind == LabelKind::regression;
   if (!glue_task_.empty()) {
     check(regression == glue_task_is_regression(glue_task_), "--task_name",
@@ -44,7 +50,6 @@ nlohmann::json ClassificationData::metrics(const ForwardOutputs& outputs) const 
     return glue_task_.empty() ? regression_metrics(values, dataset_.label_values)
                               : glue_regression_metrics(values, dataset_.label_values);
   }
-  const auto labels = static_cast<int64_t>(dataset_.label_names.size());
   const std::vector<int64_t> predictions = argmax_rows(values, labels);
   return glue_task_.empty()
              ? classification_metrics(predictions, dataset_.label_ids, labels)

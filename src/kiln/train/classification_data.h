@@ -21,11 +21,11 @@ class ClassificationData : public TaskData {
   const std::string& source() const override { return dataset_.source; }
   size_t size() const override { return dataset_.size(); }
   bool has_labels() const override { return dataset_.label_kind != LabelKind::none; }
-  bool integer_labels() const override { return dataset_.label_kind != LabelKind::regression; }
+  bool integer_labels() const override { return dataset_.label_kind == LabelKind::classes; }
   TensorMap collate(std::span<const size_t> rows, const CollateOptions& options, bool with_labels,
                     int64_t epoch) const override;
-  // The GLUE task's metrics (glue_metrics.h); without one, accuracy and f1 (classes) or mse
-  // (regression), as today's run_glue.py without --task_name reports accuracy or mse.
+  // The GLUE task's metrics (glue_metrics.h); without one, accuracy and f1 (classes), mse
+  // (regression), or subset accuracy, micro and macro F1 (label sets; trainer_metrics.h).
   nlohmann::json metrics(const ForwardOutputs& outputs) const override;
 
   const ClassificationDataset& dataset() const { return dataset_; }

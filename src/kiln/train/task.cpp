@@ -59,15 +59,11 @@ TaskModel build_task_model(TaskKind kind, Graph& graph, const BertConfig& config
       BertClassifier model = bert_for_sequence_classification(graph, config, options);
       Value count;
       if (options.with_labels) {
-        // Cross entropy counts the labelled rows; the regression loss the rows with tokens;
-        // multi-label BCE averages over every row.
-        const int64_t batch = options.batch_size;
-        Value first_tokens = slice(model.inputs.attention_mask, {0, 0}, {batch, 1});
-        count = model.labels.dtype() == DType::f32
-                    ? (model.labels.rank() == 1 ? count_unlike(first_tokens, 0.0)
-                                                : full(graph, static_cast<double>(batch),
-                                                       DType::f32, {}))
-                    : count_unlike(model.labels, -100.0);
+        // Cross entropy counts the labelled rows; the regression and multi-label losses the
+        // rows with tokens (real_rows_mean).
+        Value first_tokens = slice(model.inputs.attention_mask, {0, 0}, {options.batch_size, 1});
+        count = model.labels.dtype() == DType::f32 ? count_unlike(first_tokens, 0.0)
+                                                   : count_unlike(model.labels, -100.0);
       }
       return parts(model, {model.logits}, count);
     }

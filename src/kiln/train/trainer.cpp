@@ -116,6 +116,11 @@ CollateOptions Trainer::collate_options(int64_t batch_size) const {
 void Trainer::check_labels(const ClassificationDataset& data, const std::string& where) const {
   check(data.num_labels() == config_.num_labels(), where, "the data has ", data.num_labels(),
         " labels, the model ", config_.num_labels());
+  const bool label_sets = data.label_kind == LabelKind::multi_label;
+  check(label_sets == (config_.problem_type == "multi_label_classification"), where,
+        label_sets ? "the labels are lists (multi-label) but the model's problem_type is "
+                   : "the labels are single labels but the model's problem_type is ",
+        config_.problem_type.value_or("unset"));
 }
 
 TrainingPlan Trainer::start_run(const TaskData& train_data, const TaskData* eval_data,

@@ -36,6 +36,7 @@ struct PredictionOutput {
   std::vector<double> logits;    // [examples, num_labels], row-major
   std::vector<int64_t> classes;  // classification
   std::vector<double> values;    // regression
+  std::vector<std::vector<int32_t>> label_sets;  // multi-label: each row's labels (logit > 0)
   nlohmann::json metrics = nlohmann::json::object();
 };
 

@@ -113,6 +113,8 @@ PredictionOutput Trainer::predict(const ClassificationDataset& data) {
       data.label_kind == LabelKind::regression || bert_problem_type(config_, true) == "regression";
   if (regression) {
     out.values = out.logits;
+  } else if (config_.problem_type == "multi_label_classification") {
+    out.label_sets = multi_label_predictions(out.logits, out.num_labels);
   } else {
     out.classes = argmax_rows(out.logits, out.num_labels);
   }

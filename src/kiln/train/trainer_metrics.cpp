@@ -8,6 +8,18 @@
 
 namespace kiln {
 
+namespace {
+
+// sklearn's F1: 2tp / (2tp + fp + fn), 0 when a class is never predicted nor true.
+double f1_from_counts(int64_t true_positive, int64_t false_positive, int64_t false_negative) {
+  int64_t denominator = 2 * true_positive + false_positive + false_negative;
+  return denominator == 0
+             ? 0.0
+             : 2.0 * static_cast<double>(true_positive) / static_cast<double>(denominator);
+}
+
+}  // namespace
+
 nlohmann::json classification_metrics(std::span<const int64_t> predictions,
                                       std::span<const int32_t> labels, int64_t num_labels) {
   check(predictions.size() == labels.size() && !labels.empty(), "metrics", predictions.size(),
@@ -30,12 +42,8 @@ nlohmann::json classification_metrics(std::span<const int64_t> predictions,
       ++false_negative[label];
     }
   }
-  // sklearn: 2tp / (2tp + fp + fn), 0 when a class is never predicted nor true.
   auto f1_of = [&](size_t c) {
-    int64_t denominator = 2 * true_positive[c] + false_positive[c] + false_negative[c];
-    return denominator == 0
-               ? 0.0
-               : 2.0 * static_cast<double>(true_positive[c]) / static_cast<double>(denominator);
+    return f1_from_counts(true_positive[c], false_positive[c], false_negative[c]);
   };
   double f1 = 0.0;
   if (num_labels == 2) {
@@ -51,6 +59,53 @@ nlohmann::json classification_metrics(std::span<const int64_t> predictions,
   }
   return {{"accuracy", static_cast<double>(correct) / static_cast<double>(labels.size())},
           {"f1", f1}};
+}
+
+std::vector<std::vector<int32_t>> multi_label_predictions(std::span<const double> logits,
+                                                          int64_t num_labels) {
+  std::vector<std::vector<int32_t>> out;
+  for (size_t start = 0; start < logits.size(); start += static_cast<size_t>(num_labels)) {
+    std::vector<int32_t>& row = out.emplace_back();
+    for (int32_t c = 0; c < num_labels; ++c) {
+      if (logits[start + static_cast<size_t>(c)] > 0.0) row.push_back(c);
+    }
+  }
+  return out;
+}
+
+nlohmann::json multi_label_metrics(std::span<const double> logits,
+                                   std::span<const std::vector<int32_t>> label_sets,
+                                   int64_t num_labels) {
+  check(num_labels > 0 && logits.size() == label_sets.size() * static_cast<size_t>(num_labels) &&
+            !label_sets.empty(),
+        "metrics", logits.size(), " logits for ", label_sets.size(), " rows of ", num_labels,
+        " labels");
+  const std::vector<std::vector<int32_t>> predictions = multi_label_predictions(logits, num_labels);
+  const auto labels = static_cast<size_t>(num_labels);
+  std::vector<int64_t> true_positive(labels), false_positive(labels), false_negative(labels);
+  int64_t exact = 0;
+  for (size_t row = 0; row < label_sets.size(); ++row) {
+    std::vector<bool> truth(labels), predicted(labels);
+    for (int32_t c : label_sets[row]) truth.at(static_cast<size_t>(c)) = true;
+    for (int32_t c : predictions[row]) predicted[static_cast<size_t>(c)] = true;
+    exact += truth == predicted;
+    for (size_t c = 0; c < labels; ++c) {
+      true_positive[c] += truth[c] && predicted[c];
+      false_positive[c] += !truth[c] && predicted[c];
+      false_negative[c] += truth[c] && !predicted[c];
+    }
+  }
+  double macro = 0.0;
+  int64_t tp = 0, fp = 0, fn = 0;
+  for (size_t c = 0; c < labels; ++c) {
+    macro += f1_from_counts(true_positive[c], false_positive[c], false_negative[c]);
+    tp += true_positive[c];
+    fp += false_positive[c];
+    fn += false_negative[c];
+  }
+  return {{"accuracy", static_cast<double>(exact) / static_cast<double>(label_sets.size())},
+          {"f1", f1_from_counts(tp, fp, fn)},
+          {"f1_macro", macro / static_cast<double>(labels)}};
 }
 
 nlohmann::json regression_metrics(std::span<const double> predictions,
