@@ -69,7 +69,10 @@ void Trainer::maybe_log_save_evaluate() {
   control_.should_log = false;
   if (control_.should_evaluate) {
     control_.should_evaluate = false;
-    determine_best_metric(evaluate(*eval_data_, "eval"));
+    const nlohmann::json metrics = evaluate(*eval_data_, "eval");
+    determine_best_metric(metrics);
+    // ReduceLROnPlateau steps with the metric, after the evaluation (Trainer._evaluate).
+    if (schedule_->plateau) schedule_->plateau->step(metric_value(metrics, metric_to_check(args_)));
     if (progress_) progress_->exclude_interval();
   }
   if (control_.should_save) {

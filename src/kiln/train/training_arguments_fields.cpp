@@ -119,7 +119,16 @@ const std::array kFields = {
                   "If > 0: set total number of training steps to perform. Override "
                   "num_train_epochs."},
     ArgumentField{"lr_scheduler_type", &A::lr_scheduler_type, kTrain,
-                  "The scheduler type to use."},
+                  "The scheduler type to use (reduce_lr_on_plateau steps with the evaluation "
+                  "metric, metric_for_best_model, and needs an eval strategy)."},
+    ArgumentField{"lr_scheduler_kwargs", &A::lr_scheduler_kwargs, kTrain,
+                  "Extra arguments of the scheduler, a JSON object: num_cycles (cosine, "
+                  "cosine_with_restarts, cosine_with_min_lr, warmup_stable_decay); lr_end, power "
+                  "(polynomial); timescale (inverse_sqrt); min_lr or min_lr_rate (one is needed "
+                  "by cosine_with_min_lr); num_decay_steps (needed), num_stable_steps, "
+                  "warmup_type, decay_type, min_lr_ratio (warmup_stable_decay); mode, factor, "
+                  "patience, threshold, threshold_mode, cooldown, min_lr, eps "
+                  "(reduce_lr_on_plateau). E.g. '{\"num_cycles\": 2}'."},
     ArgumentField{"warmup_ratio", &A::warmup_ratio, kTrain,
                   "Linear warmup over warmup_ratio fraction of total steps."},
     ArgumentField{"warmup_steps", &A::warmup_steps, kTrain,
