@@ -162,10 +162,12 @@ LrScheduleState lr_schedule_read_state(const std::string& path) {
   check(type.has_value(), path, "key 'lr_scheduler_type': unknown scheduler '", name, "'");
   // Files from before lr_scheduler_kwargs have only num_cycles, which was always cosine's 0.5.
   nlohmann::json kwargs = object.value("lr_scheduler_kwargs", nlohmann::json::object());
+  // Read in order, so that the first bad key is the one reported.
+  const auto base_lr = json_field<double>(object, "base_lr", path);
+  const auto num_warmup_steps = json_field<int64_t>(object, "num_warmup_steps", path);
+  const auto num_training_steps = json_field<int64_t>(object, "num_training_steps", path);
   LrScheduleState state;
-  state.schedule = lr_schedule_make(*type, json_field<double>(object, "base_lr", path),
-                                    json_field<int64_t>(object, "num_warmup_steps", path),
-                                    json_field<int64_t>(object, "num_training_steps", path), kwargs);
+  state.schedule = lr_schedule_make(*type, base_lr, num_warmup_steps, num_training_steps, kwargs);
   if (state.schedule.plateau) {
     check(object.contains("plateau"), path, "key 'plateau' is missing");
     lr_plateau_load_state(*state.schedule.plateau, object["plateau"], path);
