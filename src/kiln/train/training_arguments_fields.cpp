@@ -215,6 +215,8 @@ const std::array kFields = {
                   "Drop the last incomplete batch if it is not divisible by the batch size."},
 };
 
+constexpr std::array kRenamed = {RenamedArgument{"evaluation_strategy", "eval_strategy"}};
+
 }  // namespace
 
 std::span<const ArgumentField> training_argument_fields() { return kFields; }
@@ -223,6 +225,20 @@ const ArgumentField* find_training_argument_field(std::string_view name) {
   auto found = std::find_if(kFields.begin(), kFields.end(),
                             [&](const ArgumentField& field) { return field.name == name; });
   return found == kFields.end() ? nullptr : &*found;
+}
+
+std::string RenamedArgument::warning() const {
+  return "warning: `" + std::string(old_name) +
+         "` is deprecated and will be removed in version 4.46 of Transformers. Use `" +
+         std::string(name) + "` instead";
+}
+
+std::span<const RenamedArgument> renamed_training_arguments() { return kRenamed; }
+
+const RenamedArgument* find_renamed_training_argument(std::string_view old_name) {
+  auto found = std::find_if(kRenamed.begin(), kRenamed.end(),
+                            [&](const RenamedArgument& renamed) { return renamed.old_name == old_name; });
+  return found == kRenamed.end() ? nullptr : &*found;
 }
 
 }  // namespace kiln

@@ -38,6 +38,17 @@ std::span<const ArgumentField> training_argument_fields();
 // nullptr when no field has that name.
 const ArgumentField* find_training_argument_field(std::string_view name);
 
+// Old names that transformers 4.x still accepted with a FutureWarning (evaluation_strategy).
+struct RenamedArgument {
+  std::string_view old_name;
+  std::string_view name;
+  // The warning, as transformers 4.x printed it.
+  std::string warning() const;
+};
+std::span<const RenamedArgument> renamed_training_arguments();
+// The field an old name stands for; nullptr for any other name.
+const RenamedArgument* find_renamed_training_argument(std::string_view old_name);
+
 // Kinds of fields that the command line treats specially.
 bool argument_is_bool(const ArgumentField& field);  // a flag with an optional true/false value
 bool argument_is_list(const ArgumentField& field);
