@@ -26,6 +26,9 @@ void Trainer::note(const std::string& line) {
 
 void Trainer::log(nlohmann::json logs) {
   if (state_.epoch) logs["epoch"] = *state_.epoch;
+  if (args_.include_num_input_tokens_seen != "no") {
+    logs["num_input_tokens_seen"] = state_.num_input_tokens_seen;
+  }
   nlohmann::json entry = log_history_entry(logs, state_.epoch, state_.global_step);
   state_.log_history.push_back(entry);
   for (const auto& callback : callbacks_) callback->on_log(args_, state_, logs);

@@ -216,6 +216,9 @@ void training_arguments_post_init(TrainingArguments& args) {
   if (!args.greater_is_better && args.metric_for_best_model) {
     args.greater_is_better = !args.metric_for_best_model->ends_with("loss");
   }
+  if (std::optional<bool> on = parse_bool_word(args.include_num_input_tokens_seen)) {
+    args.include_num_input_tokens_seen = *on ? "all" : "no";
+  }
   for (const ArgumentField& field : training_argument_fields()) argument_check_choices(args, field);
   normalize_report_to(args.report_to);
   normalize_debug(args.debug);

@@ -118,6 +118,9 @@ struct TrainingArguments {
   // Post-init turns "all" into every reporter and "none" into an empty list.
   std::vector<std::string> report_to = {"jsonl"};
   bool disable_tqdm = false;
+  // transformers 5's "no", "all" (padding included) or "non_padding"; post-init turns a bool word
+  // (4.x's bool field) into "all" or "no".
+  std::string include_num_input_tokens_seen = "no";
   // HF's --debug: space-separated options (post-init splits and checks them). Kiln's: "metrics"
   // (the runtime's counters at every logging step).
   std::vector<std::string> debug;

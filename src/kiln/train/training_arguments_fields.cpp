@@ -20,6 +20,7 @@ constexpr std::array<std::string_view, 7> kDevices = {
     "auto", "cpu", "reference", "pjrt:cpu", "pjrt:cuda", "pjrt:tpu", "tpu"};
 constexpr std::array<std::string_view, 2> kNanInfStrategies = {"stop", "skip"};
 constexpr std::array<std::string_view, 4> kReporters = {"none", "jsonl", "tensorboard", "all"};
+constexpr std::array<std::string_view, 3> kTokenCounts = {"no", "all", "non_padding"};
 constexpr std::array<std::string_view, 2> kSamplingStrategies = {"random", "sequential"};
 
 const std::array kFields = {
@@ -175,6 +176,11 @@ const std::array kFields = {
                   "The list of integrations to report the results and logs to: none, jsonl, "
                   "tensorboard or all.",
                   kReporters},
+    ArgumentField{"include_num_input_tokens_seen", &A::include_num_input_tokens_seen, kLog,
+                  "Whether to track the number of input tokens seen (over all processes and "
+                  "devices): all (padding included), non_padding or no; true and false mean all "
+                  "and no. Logged as num_input_tokens_seen.",
+                  kTokenCounts},
     ArgumentField{"disable_tqdm", &A::disable_tqdm, kLog, "Whether or not to disable the progress bar."},
     ArgumentField{"debug", &A::debug, kLog,
                   "Space-separated debug options (default: none): metrics prints the runtime's "
