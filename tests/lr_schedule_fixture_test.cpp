@@ -39,9 +39,9 @@ TEST(LrScheduleFixtureTest, EveryStepEqualsTransformers) {
   int lambda_cases = 0;
   for (const json& c : fixture_cases()) {
     if (c.contains("metrics")) continue;
-    LrSchedule s = lr_schedule_make(type_of(c), c["base_lr"].get<double>(),
-                                    c["num_warmup_steps"].get<int64_t>(),
-                                    c["num_training_steps"].get<int64_t>(), c["lr_scheduler_kwargs"]);
+    LrSchedule s = lr_schedule_make(
+        type_of(c), c["base_lr"].get<double>(), c["num_warmup_steps"].get<int64_t>(),
+        c["num_training_steps"].get<int64_t>(), c["lr_scheduler_kwargs"]);
     const json& lrs = c["lrs"];
     for (size_t step = 0; step < lrs.size(); ++step) {
       expect_close(s.lr(static_cast<int64_t>(step)), lrs[step].get<double>(),
@@ -56,7 +56,8 @@ TEST(LrScheduleFixtureTest, EveryStepEqualsTransformers) {
 void step_plateau(LrPlateau& plateau, const json& c, size_t from, size_t to) {
   for (size_t i = from; i < to; ++i) {
     plateau.step(c["metrics"][i].get<double>());
-    expect_close(plateau.lr, c["lrs"][i].get<double>(), label(c) + " after metric " + std::to_string(i));
+    expect_close(plateau.lr, c["lrs"][i].get<double>(),
+                 label(c) + " after metric " + std::to_string(i));
   }
 }
 

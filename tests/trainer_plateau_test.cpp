@@ -40,21 +40,13 @@ std::map<int64_t, double> logged(const TrainerState& state, const std::string& k
   return out;
 }
 
-struct Data {
-  ClassificationDataset train, eval;
-};
-
-Data make_data(const fs::path& dir) {
-  ClassificationDataset train =
-      testing::load_sentiment(testing::write_sentiment_tsv(dir / "train.tsv", 24, 5));
-  ClassificationDataset eval = testing::load_sentiment(
-      testing::write_sentiment_tsv(dir / "eval.tsv", 8, 6), train.label_names);
-  return {std::move(train), std::move(eval)};
+testing::SentimentSplits make_data(const fs::path& dir) {
+  return testing::sentiment_splits(dir, 24, 8);
 }
 
 TEST(TrainerPlateau, LowersTheRateAfterAPlateauAndResumesExactly) {
   fs::path dir = testing::scratch_folder();
-  Data data = make_data(dir);
+  testing::SentimentSplits data = make_data(dir);
   testing::TinyRun straight(dir / "a", plateau_args(dir / "a" / "out"));
   straight.trainer->train(data.train, &data.eval);
   const TrainerState& state = straight.trainer->state();
@@ -64,9 +56,9 @@ TEST(TrainerPlateau, LowersTheRateAfterAPlateauAndResumesExactly) {
   // The premise of the expected rates: no evaluation improves on the first by the threshold.
   for (const auto& [step, loss] : losses) EXPECT_GE(loss, 0.1 * losses.at(1)) << "step " << step;
   // The rate each step used, as logged: halved by the evaluations at steps 3, 5 and 7.
-  const std::map<int64_t, double> expected = {{1, kLr},       {2, kLr},       {3, kLr},
-                                              {4, kLr / 2},   {5, kLr / 2},   {6, kLr / 4},
-                                              {7, kLr / 4},   {8, kLr / 8}};
+  const std::map<int64_t, double> expected = {{1, kLr},     {2, kLr},     {3, kLr},
+                                              {4, kLr / 2}, {5, kLr / 2}, {6, kLr / 4},
+                                              {7, kLr / 4}, {8, kLr / 8}};
   EXPECT_EQ(logged(state, "learning_rate"), expected);
 
   // Resumed from step 4 (after two bad evaluations and one cut): the same rates, losses and

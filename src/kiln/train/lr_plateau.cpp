@@ -23,9 +23,11 @@ void LrPlateau::step(double metric) {
   // torch's _is_better.
   bool better;
   if (mode == "min") {
-    better = threshold_mode == "rel" ? metric < best * (1.0 - threshold) : metric < best - threshold;
+    better =
+        threshold_mode == "rel" ? metric < best * (1.0 - threshold) : metric < best - threshold;
   } else {
-    better = threshold_mode == "rel" ? metric > best * (threshold + 1.0) : metric > best + threshold;
+    better =
+        threshold_mode == "rel" ? metric > best * (threshold + 1.0) : metric > best + threshold;
   }
   if (better) {
     best = metric;
@@ -72,12 +74,13 @@ nlohmann::json lr_plateau_state_json(const LrPlateau& plateau) {
           {"last_epoch", plateau.last_epoch}};
 }
 
-void lr_plateau_load_state(LrPlateau& plateau, const nlohmann::json& state, std::string_view where) {
+void lr_plateau_load_state(LrPlateau& plateau, const nlohmann::json& state,
+                           std::string_view where) {
   check(state.is_object(), where, "key 'plateau': expected an object, got ", state.dump());
   plateau.lr = json_field<double>(state, "lr", where);
   auto best = state.find("best");
   plateau.best = best != state.end() && best->is_null() ? worst_metric(plateau.mode)
-                                                          : json_field<double>(state, "best", where);
+                                                        : json_field<double>(state, "best", where);
   plateau.num_bad_epochs = json_field<int64_t>(state, "num_bad_epochs", where);
   plateau.cooldown_counter = json_field<int64_t>(state, "cooldown_counter", where);
   plateau.last_epoch = json_field<int64_t>(state, "last_epoch", where);

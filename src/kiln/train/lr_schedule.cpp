@@ -23,7 +23,9 @@ double warmup_fraction(int64_t step, int64_t num_warmup_steps) {
 
 // _get_wsd_scheduler_lambda.
 double warmup_stable_decay(const LrSchedule& s, int64_t step) {
-  auto shaped = [&s](double factor) { return std::max(0.0, factor * (1.0 - s.min_lr_ratio) + s.min_lr_ratio); };
+  auto shaped = [&s](double factor) {
+    return std::max(0.0, factor * (1.0 - s.min_lr_ratio) + s.min_lr_ratio);
+  };
   if (step < s.num_warmup_steps) {
     const double progress = warmup_fraction(step, s.num_warmup_steps);
     if (s.warmup_type == "linear") return shaped(progress);

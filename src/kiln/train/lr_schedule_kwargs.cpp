@@ -58,9 +58,10 @@ void KwargsReader::choice(std::string_view key, std::string& value,
   const nlohmann::json* found = find(key);
   if (!found) return;
   std::string names;
-  for (std::string_view name : choices) names += (names.empty() ? "'" : ", '") + std::string(name) + "'";
-  const bool fits = found->is_string() &&
-                    std::find(choices.begin(), choices.end(), found->get<std::string>()) != choices.end();
+  for (std::string_view name : choices)
+    names += (names.empty() ? "'" : ", '") + std::string(name) + "'";
+  const bool fits = found->is_string() && std::find(choices.begin(), choices.end(),
+                                                    found->get<std::string>()) != choices.end();
   check(fits, where_, "key '", key, "': expected one of ", names, ", got ", found->dump());
   value = found->get<std::string>();
 }

@@ -23,7 +23,8 @@ class KwargsReader {
   void number(std::string_view key, std::optional<double>& value);
   void integer(std::string_view key, int64_t& value);
   void integer(std::string_view key, std::optional<int64_t>& value);
-  void choice(std::string_view key, std::string& value, std::initializer_list<std::string_view> choices);
+  void choice(std::string_view key, std::string& value,
+              std::initializer_list<std::string_view> choices);
   // Fails naming the first key no call above read, and what `scheduler` takes.
   void finish(std::string_view scheduler) const;
 
