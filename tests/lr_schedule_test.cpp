@@ -150,8 +150,8 @@ TEST(LrScheduleTest, StateRoundTripsThroughSchedulerJson) {
   };
   EXPECT_EQ(read_error(R"({"lr_scheduler_type": "linear"})"),
             "[" + path + "] key 'base_lr' is missing");
-  EXPECT_EQ(read_error(R"({"lr_scheduler_type": "polynomial"})"),
-            "[" + path + "] key 'lr_scheduler_type': unknown scheduler 'polynomial'");
+  EXPECT_EQ(read_error(R"({"lr_scheduler_type": "exponential"})"),
+            "[" + path + "] key 'lr_scheduler_type': unknown scheduler 'exponential'");
   EXPECT_EQ(read_error(R"({"lr_scheduler_type": "linear", "base_lr": 1, "num_warmup_steps": 1.5})"),
             "[" + path + "] key 'num_warmup_steps': expected an integer, got 1.5");
 }

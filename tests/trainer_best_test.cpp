@@ -10,16 +10,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Data {
-  ClassificationDataset train, eval;
-};
-
-Data make_data(const fs::path& dir) {
-  ClassificationDataset train =
-      testing::load_sentiment(testing::write_sentiment_tsv(dir / "train.tsv", 16, 5));
-  ClassificationDataset eval = testing::load_sentiment(
-      testing::write_sentiment_tsv(dir / "eval.tsv", 8, 6), train.label_names);
-  return {std::move(train), std::move(eval)};
+testing::SentimentSplits make_data(const fs::path& dir) {
+  return testing::sentiment_splits(dir, 16, 8);
 }
 
 // Evaluates and saves every 2 steps; "best" is the highest eval loss, which training lowers,
@@ -47,7 +39,7 @@ std::vector<double> eval_losses(const TrainerState& state) {
 
 TEST(TrainerBest, RotationKeepsTheBestCheckpoint) {
   fs::path dir = testing::scratch_folder();
-  Data data = make_data(dir);
+  testing::SentimentSplits data = make_data(dir);
   TrainingArguments args = best_args(dir / "out", 8);
   args.save_total_limit = 2;
   testing::TinyRun run(dir, args);
@@ -67,7 +59,7 @@ TEST(TrainerBest, RotationKeepsTheBestCheckpoint) {
 
 TEST(TrainerBest, LoadBestModelAtEndLoadsTheBestWeights) {
   fs::path dir = testing::scratch_folder();
-  Data data = make_data(dir);
+  testing::SentimentSplits data = make_data(dir);
   testing::TinyRun run(dir, best_args(dir / "out", 6));
   run.trainer->train(data.train, &data.eval);
   const TrainerState& state = run.trainer->state();
@@ -84,7 +76,7 @@ TEST(TrainerBest, LoadBestModelAtEndLoadsTheBestWeights) {
 
 TEST(TrainerBest, EarlyStoppingStopsAfterPatienceEvaluations) {
   fs::path dir = testing::scratch_folder();
-  Data data = make_data(dir);
+  testing::SentimentSplits data = make_data(dir);
   TrainingArguments args = best_args(dir / "out", 40);
   args.early_stopping_patience = 2;
   // No change is ever large enough to count as an improvement: the evaluations after the
@@ -102,7 +94,7 @@ TEST(TrainerBest, EarlyStoppingStopsAfterPatienceEvaluations) {
 
 TEST(TrainerBest, EarlyStoppingWaitsWhileTheMetricImproves) {
   fs::path dir = testing::scratch_folder();
-  Data data = make_data(dir);
+  testing::SentimentSplits data = make_data(dir);
   TrainingArguments args = best_args(dir / "out", 8);
   args.greater_is_better = false;  // lower eval loss is better, and training lowers it
   args.early_stopping_patience = 1;
@@ -115,7 +107,7 @@ TEST(TrainerBest, EarlyStoppingWaitsWhileTheMetricImproves) {
 
 TEST(TrainerBest, EvalOnStartEvaluatesBeforeTheFirstStep) {
   fs::path dir = testing::scratch_folder();
-  Data data = make_data(dir);
+  testing::SentimentSplits data = make_data(dir);
   TrainingArguments args = best_args(dir / "out", 2);
   args.eval_on_start = true;
   testing::TinyRun run(dir, args);
@@ -135,7 +127,7 @@ TEST(TrainerBest, EvalOnStartEvaluatesBeforeTheFirstStep) {
 
 TEST(TrainerBest, EvalOnStartNeedsEvaluationData) {
   fs::path dir = testing::scratch_folder();
-  Data data = make_data(dir);
+  testing::SentimentSplits data = make_data(dir);
   TrainingArguments args = testing::tiny_args(dir / "out");
   args.max_steps = 1;
   args.eval_on_start = true;

@@ -78,6 +78,19 @@ inline ClassificationDataset load_sentiment(const fs::path& path,
   return load_classification_dataset(path.string(), options);
 }
 
+// Generated train and eval splits in `dir` (train.tsv, seed 5; eval.tsv, seed 6).
+struct SentimentSplits {
+  ClassificationDataset train, eval;
+};
+inline SentimentSplits sentiment_splits(const fs::path& dir, int64_t train_rows,
+                                        int64_t eval_rows) {
+  ClassificationDataset train =
+      load_sentiment(write_sentiment_tsv(dir / "train.tsv", train_rows, 5));
+  ClassificationDataset eval =
+      load_sentiment(write_sentiment_tsv(dir / "eval.tsv", eval_rows, 6), train.label_names);
+  return {std::move(train), std::move(eval)};
+}
+
 // One layer, hidden 8, two heads; dropout as given; two labels "0" and "1".
 inline BertConfig tiny_config(int64_t vocab_size, double dropout = 0.0) {
   BertConfig config;

@@ -376,7 +376,10 @@ TEST(TrainingArgumentsCliTest, HelpListsEveryFlagWithItsDefault) {
        {"--learning_rate FLOAT=5e-05", "--num_train_epochs FLOAT=3.0", "--do_train BOOL=False",
         "--adam_epsilon FLOAT=1e-08", "--per_device_train_batch_size INT=8",
         "--eval_strategy {no,steps,epoch}=no", "--eval_steps FLOAT=None",
-        "--lr_scheduler_type {linear,cosine,constant,constant_with_warmup}=linear",
+        "--lr_scheduler_type {linear,cosine,cosine_with_restarts,polynomial,constant,"
+        "constant_with_warmup,inverse_sqrt,reduce_lr_on_plateau,cosine_with_min_lr,"
+        "warmup_stable_decay}=linear",
+        "--lr_scheduler_kwargs JSON={}",
         "--report_to {none,jsonl,tensorboard,all}=jsonl ...", "--debug TEXT ...",
         "Logging, evaluation and checkpoints:"}) {
     EXPECT_NE(help.find(shown), std::string::npos) << shown << "\n" << help;
@@ -454,6 +457,51 @@ TEST(TrainingArgumentsJsonTest, TrainingArgsJsonRoundTrips) {
   training_arguments_load_json(back, file.string());
   training_arguments_post_init(back);  // idempotent: the same arguments again
   EXPECT_EQ(training_arguments_to_json(back), training_arguments_to_json(args));
+}
+
+// --lr_scheduler_kwargs as HF takes it: a JSON object string on the command line; an object (or
+// such a string) in a JSON file; an object in training_args.json.
+TEST(TrainingArgumentsJsonTest, LrSchedulerKwargsIsAJsonObject) {
+  EXPECT_EQ(parse({"--lr_scheduler_kwargs", R"({"num_cycles": 2})"}).lr_scheduler_kwargs,
+            nlohmann::json({{"num_cycles", 2}}));
+  EXPECT_EQ(parse({}).lr_scheduler_kwargs, nlohmann::json::object());
+  EXPECT_EQ(parse_error({"--lr_scheduler_kwargs", "num_cycles=2"}),
+            "[--lr_scheduler_kwargs] expected a JSON object such as '{\"num_cycles\": 2}', got "
+            "'num_cycles=2'");
+  fs::path file = scratch_folder() / "args.json";
+  for (const char* text : {R"({"lr_scheduler_kwargs": {"power": 2.0}})",
+                           R"({"lr_scheduler_kwargs": "{\"power\": 2.0}"})"}) {
+    write_text(file, text);
+    TrainingArguments args;
+    training_arguments_load_json(args, file.string());
+    EXPECT_EQ(args.lr_scheduler_kwargs, nlohmann::json({{"power", 2.0}})) << text;
+    EXPECT_EQ(training_arguments_to_json(args)["lr_scheduler_kwargs"],
+              nlohmann::json({{"power", 2.0}}));
+  }
+  write_text(file, R"({"lr_scheduler_kwargs": [2]})");
+  TrainingArguments args;
+  EXPECT_EQ(error_of([&] { training_arguments_load_json(args, file.string()); }),
+            "[" + file.string() + "] key 'lr_scheduler_kwargs': expected a JSON object, got [2]");
+}
+
+// transformers 4.x took evaluation_strategy (with a FutureWarning) for eval_strategy.
+TEST(TrainingArgumentsJsonTest, EvaluationStrategyIsTheOldNameOfEvalStrategy) {
+  const std::string warning =
+      "kiln: warning: `evaluation_strategy` is deprecated and will be removed in version 4.46 of "
+      "Transformers. Use `eval_strategy` instead\n";
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(parse({"--evaluation_strategy", "epoch"}).eval_strategy, IntervalStrategy::epoch);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), warning);
+  EXPECT_EQ(parse_error({"--evaluation_strategy", "often"}),
+            "[--eval_strategy] 'often' is not one of: no, steps, epoch");
+
+  fs::path file = scratch_folder() / "args.json";
+  write_text(file, R"({"evaluation_strategy": "steps"})");
+  TrainingArguments args;
+  ::testing::internal::CaptureStderr();
+  training_arguments_load_json(args, file.string());
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), warning);
+  EXPECT_EQ(args.eval_strategy, IntervalStrategy::steps);
 }
 
 TEST(TrainingPlanTest, StepsAsTrainerComputesThem) {

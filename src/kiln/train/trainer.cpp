@@ -336,6 +336,7 @@ void Trainer::run_epoch(const TaskData& data, int64_t epoch) {
     const double scale = accumulation > 1 ? 1.0 / static_cast<double>(window) : 1.0;
     const double learning_rate = schedule_->lr(state_.global_step);
     int64_t tokens = 0;
+    int64_t input_tokens = 0;  // as --include_num_input_tokens_seen counts them
     const int64_t compiles_before = compiles();
     QueuedUpdate update;
     update.step = state_.global_step + 1;
@@ -355,7 +356,10 @@ void Trainer::run_epoch(const TaskData& data, int64_t epoch) {
       }
       // Every process's replicas have the shape of this one's.
       for (const TensorMap& replica : feeds) {
-        tokens += real_tokens(replica.at("attention_mask"));
+        const int64_t real = real_tokens(replica.at("attention_mask"));
+        tokens += real;
+        const bool padded = args_.include_num_input_tokens_seen == "all";
+        input_tokens += padded ? replica.at("input_ids").numel() : real;
         state_.total_flos += 6.0 * dist::world().size() *
                              static_cast<double>(replica.at("input_ids").numel() *
                                                  non_embedding_params_);
@@ -363,6 +367,13 @@ void Trainer::run_epoch(const TaskData& data, int64_t epoch) {
       if (micro + 1 == window) update.feeds = std::move(feeds);
     }
     queued_.push_back(std::move(update));
+    if (args_.include_num_input_tokens_seen != "no") {
+      // HF gathers every process's count at every step.
+      if (dist::world().size() > 1) {
+        dist::world().all_reduce_sum(&input_tokens, 1, DType::i64)->wait();
+      }
+      state_.num_input_tokens_seen += input_tokens;
+    }
     ++state_.global_step;
     ++step_in_epoch;
     state_.epoch = static_cast<double>(epoch) +

@@ -105,6 +105,7 @@ RngState Trainer::resume_from(const fs::path& folder) {
   LrScheduleState scheduler = lr_schedule_read_state((folder / kSchedulerName).string());
   check(scheduler.last_epoch == saved.global_step, where, "scheduler.json is at step ",
         scheduler.last_epoch, ", trainer_state.json at ", saved.global_step);
+  schedule_->plateau = scheduler.schedule.plateau;
   RngState position = rng_state_read((folder / kRngStateName).string());
 
   state_.global_step = saved.global_step;

@@ -26,6 +26,9 @@ void Trainer::note(const std::string& line) {
 
 void Trainer::log(nlohmann::json logs) {
   if (state_.epoch) logs["epoch"] = *state_.epoch;
+  if (args_.include_num_input_tokens_seen != "no") {
+    logs["num_input_tokens_seen"] = state_.num_input_tokens_seen;
+  }
   nlohmann::json entry = log_history_entry(logs, state_.epoch, state_.global_step);
   state_.log_history.push_back(entry);
   for (const auto& callback : callbacks_) callback->on_log(args_, state_, logs);
@@ -69,7 +72,10 @@ void Trainer::maybe_log_save_evaluate() {
   control_.should_log = false;
   if (control_.should_evaluate) {
     control_.should_evaluate = false;
-    determine_best_metric(evaluate(*eval_data_, "eval"));
+    const nlohmann::json metrics = evaluate(*eval_data_, "eval");
+    determine_best_metric(metrics);
+    // ReduceLROnPlateau steps with the metric, after the evaluation (Trainer._evaluate).
+    if (schedule_->plateau) schedule_->plateau->step(metric_value(metrics, metric_to_check(args_)));
     if (progress_) progress_->exclude_interval();
   }
   if (control_.should_save) {

@@ -207,11 +207,19 @@ void training_arguments_post_init(TrainingArguments& args) {
   check_interval_steps(args.save_strategy, args.save_steps, "--save_steps", "--save_strategy");
   check_load_best(args);
 
-  if (args.load_best_model_at_end && !args.metric_for_best_model) {
+  if (args.lr_scheduler_type == LrSchedulerType::reduce_lr_on_plateau) {
+    check(args.eval_strategy != IntervalStrategy::no, "--lr_scheduler_type",
+          "lr_scheduler_type reduce_lr_on_plateau requires an eval strategy");
+  }
+  if ((args.load_best_model_at_end || args.lr_scheduler_type == LrSchedulerType::reduce_lr_on_plateau) &&
+      !args.metric_for_best_model) {
     args.metric_for_best_model = "loss";
   }
   if (!args.greater_is_better && args.metric_for_best_model) {
     args.greater_is_better = !args.metric_for_best_model->ends_with("loss");
+  }
+  if (std::optional<bool> on = parse_bool_word(args.include_num_input_tokens_seen)) {
+    args.include_num_input_tokens_seen = *on ? "all" : "no";
   }
   for (const ArgumentField& field : training_argument_fields()) argument_check_choices(args, field);
   normalize_report_to(args.report_to);

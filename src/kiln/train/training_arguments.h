@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 
 namespace kiln {
 
@@ -16,7 +16,18 @@ namespace kiln {
 enum class IntervalStrategy { no, steps, epoch };
 
 // HF's SchedulerType values that Kiln implements (see lr_schedule.h).
-enum class LrSchedulerType { linear, cosine, constant, constant_with_warmup };
+enum class LrSchedulerType {
+  linear,
+  cosine,
+  cosine_with_restarts,
+  polynomial,
+  constant,
+  constant_with_warmup,
+  inverse_sqrt,
+  reduce_lr_on_plateau,
+  cosine_with_min_lr,
+  warmup_stable_decay,
+};
 
 std::string_view interval_strategy_name(IntervalStrategy strategy);
 std::string_view lr_scheduler_type_name(LrSchedulerType type);
@@ -84,6 +95,8 @@ struct TrainingArguments {
   double num_train_epochs = 3.0;
   int64_t max_steps = -1;
   LrSchedulerType lr_scheduler_type = LrSchedulerType::linear;
+  // The extra arguments of the scheduler (HF's scheduler_specific_kwargs), a JSON object.
+  nlohmann::json lr_scheduler_kwargs = nlohmann::json::object();
   double warmup_ratio = 0.0;
   // An integer number of steps, or (as transformers 5) a ratio of the total when in (0, 1).
   double warmup_steps = 0.0;
@@ -108,6 +121,9 @@ struct TrainingArguments {
   // Post-init turns "all" into every reporter and "none" into an empty list.
   std::vector<std::string> report_to = {"jsonl"};
   bool disable_tqdm = false;
+  // transformers 5's "no", "all" (padding included) or "non_padding"; post-init turns a bool word
+  // (4.x's bool field) into "all" or "no".
+  std::string include_num_input_tokens_seen = "no";
   // HF's --debug: space-separated options (post-init splits and checks them). Kiln's: "metrics"
   // (the runtime's counters at every logging step).
   std::vector<std::string> debug;

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <iostream>
 
 #include "kiln/ir/error.h"
 #include "kiln/train/training_arguments_fields.h"
@@ -64,6 +65,22 @@ void training_arguments_add_flags(CLI::App& app, TrainingArguments& args,
     } else {
       option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     }
+  }
+  // Old names, left out of --help as HF 4.x left them out of its docs.
+  for (const RenamedArgument& renamed : renamed_training_arguments()) {
+    const ArgumentField& field = *find_training_argument_field(renamed.name);
+    auto set = [&args, &field, &renamed](const CLI::results_t& words) {
+      std::cerr << "kiln: " << renamed.warning() << "\n";
+      try {
+        argument_set_text(args, field, words);
+      } catch (const Error& error) {
+        throw CLI::ValidationError(std::string(error.what()));
+      }
+      return true;
+    };
+    app.add_option("--" + std::string(renamed.old_name), CLI::callback_t(set))
+        ->group(std::string())
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
 }
 

@@ -17,8 +17,10 @@ namespace {
 using nlohmann::json;
 
 constexpr std::array<std::string_view, 3> kIntervalNames = {"no", "steps", "epoch"};
-constexpr std::array<std::string_view, 4> kSchedulerNames = {"linear", "cosine", "constant",
-                                                             "constant_with_warmup"};
+constexpr std::array<std::string_view, 10> kSchedulerNames = {
+    "linear",   "cosine",       "cosine_with_restarts", "polynomial",         "constant",
+    "constant_with_warmup", "inverse_sqrt", "reduce_lr_on_plateau", "cosine_with_min_lr",
+    "warmup_stable_decay"};
 
 template <typename E>
 std::span<const std::string_view> enum_names() {
@@ -37,6 +39,14 @@ template <typename T> constexpr bool is_optional_v = !std::is_same_v<unwrapped_t
 // The value type a member pointer points at.
 template <typename Member>
 using slot_t = std::remove_cvref_t<decltype(std::declval<TrainingArguments&>().*std::declval<Member>())>;
+
+// A JSON object written as text (HF json.loads a string given for a dict field); nullopt when
+// the text is not one.
+std::optional<json> json_object_from_text(const std::string& text) {
+  json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!value.is_object()) return std::nullopt;
+  return value;
+}
 
 template <typename Names>
 std::string choices_text(const Names& names, std::string_view separator) {
@@ -86,6 +96,10 @@ T value_from_word(const std::string& word, const std::string& flag) {
     std::optional<T> value = enum_from_name<T>(word);
     if (!value) fail(flag, "'", word, "' is not one of: ", choices_text(enum_names<T>(), ", "));
     return *value;
+  } else if constexpr (std::is_same_v<T, json>) {
+    std::optional<json> value = json_object_from_text(word);
+    if (!value) fail(flag, "expected a JSON object such as '{\"num_cycles\": 2}', got '", word, "'");
+    return *value;
   } else {
     return word;
   }
@@ -102,6 +116,9 @@ std::optional<T> value_from_json(const json& value) {
     if (value.is_number()) return value.get<double>();
   } else if constexpr (is_enum_v<T>) {
     if (value.is_string()) return enum_from_name<T>(value.get<std::string>());
+  } else if constexpr (std::is_same_v<T, json>) {
+    if (value.is_object()) return value;
+    if (value.is_string()) return json_object_from_text(value.get<std::string>());
   } else {
     if (value.is_string()) return value.get<std::string>();
   }
@@ -115,6 +132,7 @@ std::string expected_json(bool optional) {
   else if constexpr (std::is_same_v<T, int64_t>) text = "an integer";
   else if constexpr (std::is_same_v<T, double>) text = "a number";
   else if constexpr (is_enum_v<T>) text = "one of \"" + choices_text(enum_names<T>(), "\", \"") + "\"";
+  else if constexpr (std::is_same_v<T, json>) text = "a JSON object";
   else text = "a string";
   return optional ? text + " or null" : text;
 }
@@ -131,6 +149,7 @@ std::string value_to_text(const T& value) {
   else if constexpr (std::is_same_v<T, int64_t>) return std::to_string(value);
   else if constexpr (std::is_same_v<T, double>) return python_float_repr(value);
   else if constexpr (is_enum_v<T>) return std::string(enum_name(value));
+  else if constexpr (std::is_same_v<T, json>) return value.dump();
   else return value;
 }
 
@@ -174,6 +193,7 @@ std::string argument_type_name(const ArgumentField& field) {
         if constexpr (std::is_same_v<T, bool>) return "BOOL";
         else if constexpr (std::is_same_v<T, int64_t>) return "INT";
         else if constexpr (std::is_same_v<T, double>) return "FLOAT";
+        else if constexpr (std::is_same_v<T, json>) return "JSON";
         else return "TEXT";
       },
       field.member);

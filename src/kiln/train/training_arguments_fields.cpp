@@ -21,6 +21,7 @@ constexpr std::array<std::string_view, 7> kDevices = {
     "auto", "cpu", "reference", "pjrt:cpu", "pjrt:cuda", "pjrt:tpu", "tpu"};
 constexpr std::array<std::string_view, 2> kNanInfStrategies = {"stop", "skip"};
 constexpr std::array<std::string_view, 4> kReporters = {"none", "jsonl", "tensorboard", "all"};
+constexpr std::array<std::string_view, 3> kTokenCounts = {"no", "all", "non_padding"};
 constexpr std::array<std::string_view, 2> kSamplingStrategies = {"random", "sequential"};
 
 const std::array kFields = {
@@ -125,7 +126,16 @@ const std::array kFields = {
                   "If > 0: set total number of training steps to perform. Override "
                   "num_train_epochs."},
     ArgumentField{"lr_scheduler_type", &A::lr_scheduler_type, kTrain,
-                  "The scheduler type to use."},
+                  "The scheduler type to use (reduce_lr_on_plateau steps with the evaluation "
+                  "metric, metric_for_best_model, and needs an eval strategy)."},
+    ArgumentField{"lr_scheduler_kwargs", &A::lr_scheduler_kwargs, kTrain,
+                  "Extra arguments of the scheduler, a JSON object: num_cycles (cosine, "
+                  "cosine_with_restarts, cosine_with_min_lr, warmup_stable_decay); lr_end, power "
+                  "(polynomial); timescale (inverse_sqrt); min_lr or min_lr_rate (one is needed "
+                  "by cosine_with_min_lr); num_decay_steps (needed), num_stable_steps, "
+                  "warmup_type, decay_type, min_lr_ratio (warmup_stable_decay); mode, factor, "
+                  "patience, threshold, threshold_mode, cooldown, min_lr, eps "
+                  "(reduce_lr_on_plateau). E.g. '{\"num_cycles\": 2}'."},
     ArgumentField{"warmup_ratio", &A::warmup_ratio, kTrain,
                   "Linear warmup over warmup_ratio fraction of total steps."},
     ArgumentField{"warmup_steps", &A::warmup_steps, kTrain,
@@ -172,6 +182,11 @@ const std::array kFields = {
                   "The list of integrations to report the results and logs to: none, jsonl, "
                   "tensorboard or all.",
                   kReporters},
+    ArgumentField{"include_num_input_tokens_seen", &A::include_num_input_tokens_seen, kLog,
+                  "Whether to track the number of input tokens seen (over all processes and "
+                  "devices): all (padding included), non_padding or no; true and false mean all "
+                  "and no. Logged as num_input_tokens_seen.",
+                  kTokenCounts},
     ArgumentField{"disable_tqdm", &A::disable_tqdm, kLog, "Whether or not to disable the progress bar."},
     ArgumentField{"debug", &A::debug, kLog,
                   "Space-separated debug options (default: none): metrics prints the runtime's "
@@ -212,6 +227,8 @@ const std::array kFields = {
                   "Drop the last incomplete batch if it is not divisible by the batch size."},
 };
 
+constexpr std::array kRenamed = {RenamedArgument{"evaluation_strategy", "eval_strategy"}};
+
 }  // namespace
 
 std::span<const ArgumentField> training_argument_fields() { return kFields; }
@@ -220,6 +237,20 @@ const ArgumentField* find_training_argument_field(std::string_view name) {
   auto found = std::find_if(kFields.begin(), kFields.end(),
                             [&](const ArgumentField& field) { return field.name == name; });
   return found == kFields.end() ? nullptr : &*found;
+}
+
+std::string RenamedArgument::warning() const {
+  return "warning: `" + std::string(old_name) +
+         "` is deprecated and will be removed in version 4.46 of Transformers. Use `" +
+         std::string(name) + "` instead";
+}
+
+std::span<const RenamedArgument> renamed_training_arguments() { return kRenamed; }
+
+const RenamedArgument* find_renamed_training_argument(std::string_view old_name) {
+  auto found = std::find_if(kRenamed.begin(), kRenamed.end(),
+                            [&](const RenamedArgument& renamed) { return renamed.old_name == old_name; });
+  return found == kRenamed.end() ? nullptr : &*found;
 }
 
 }  // namespace kiln

@@ -20,7 +20,8 @@ using ArgumentMember =
                  double TrainingArguments::*, std::optional<double> TrainingArguments::*,
                  std::string TrainingArguments::*, std::optional<std::string> TrainingArguments::*,
                  std::vector<std::string> TrainingArguments::*,
-                 IntervalStrategy TrainingArguments::*, LrSchedulerType TrainingArguments::*>;
+                 IntervalStrategy TrainingArguments::*, LrSchedulerType TrainingArguments::*,
+                 nlohmann::json TrainingArguments::*>;
 
 struct ArgumentField {
   std::string_view name;  // as in HF, without the leading "--"
@@ -36,6 +37,17 @@ struct ArgumentField {
 std::span<const ArgumentField> training_argument_fields();
 // nullptr when no field has that name.
 const ArgumentField* find_training_argument_field(std::string_view name);
+
+// Old names that transformers 4.x still accepted with a FutureWarning (evaluation_strategy).
+struct RenamedArgument {
+  std::string_view old_name;
+  std::string_view name;
+  // The warning, as transformers 4.x printed it.
+  std::string warning() const;
+};
+std::span<const RenamedArgument> renamed_training_arguments();
+// The field an old name stands for; nullptr for any other name.
+const RenamedArgument* find_renamed_training_argument(std::string_view old_name);
 
 // Kinds of fields that the command line treats specially.
 bool argument_is_bool(const ArgumentField& field);  // a flag with an optional true/false value

@@ -1,5 +1,7 @@
 // TrainingArguments to and from JSON: argument files (HfArgumentParser.parse_json_file) and
 // the training_args.json written into every checkpoint.
+#include <iostream>
+
 #include <nlohmann/json.hpp>
 
 #include "kiln/io/atomic_file.h"
@@ -15,6 +17,10 @@ void training_arguments_update(TrainingArguments& args, const nlohmann::json& ob
         object.type_name());
   for (const auto& [key, value] : object.items()) {
     const ArgumentField* field = find_training_argument_field(key);
+    if (const RenamedArgument* renamed = find_renamed_training_argument(key)) {
+      std::cerr << "kiln: " << renamed->warning() << "\n";
+      field = find_training_argument_field(renamed->name);
+    }
     if (field == nullptr) fail(where, "unknown key '", key, "' (not a training argument)");
     argument_set_json(args, *field, value, where);
   }
