@@ -101,9 +101,16 @@ TEST(TrainAttention, LossFallsToKnownValue) {
   std::cout.precision(12);
   for (size_t i = 0; i < losses.size(); i += 20) std::cout << "step " << i << " loss " << losses[i] << '\n';
   std::cout << "final loss " << losses.back() << '\n';
-  EXPECT_NEAR(losses.front(), std::log(2.0), 0.05);  // small initial weights: near chance
+  // Independent checks, from first principles. At init (weights normal(0, 0.1), zero biases),
+  // logits = mean_s(h) W_cls with |W_cls| ~ 0.1 on 8 dims: logit differences ~ 0.1 * sqrt(8) *
+  // |h| / sqrt(6) ~ 0.1, so every row's cross-entropy is ln 2 + O(0.01): within 0.05 of chance.
+  EXPECT_NEAR(losses.front(), std::log(2.0), 0.05);
+  // The label (first token == last real token) is a function of the input that attention can
+  // read (tokens and positions are embedded), so 120 AdamW steps at lr 0.01 on these 48 rows
+  // fit it: the loss falls below 5% of chance.
   EXPECT_LT(losses.back(), 0.05 * losses.front());
-  // Recorded from this run; a change to any op, the RNG or AdamW moves it.
+  // Regression guard, recorded from Kiln's own output on the reference backend (not an
+  // independent value): a change to any op, the RNG, the dropout keys or AdamW moves it.
   EXPECT_NEAR(losses.back(), 0.0195815395564, 1e-7);
 }
 
