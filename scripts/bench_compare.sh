@@ -7,6 +7,10 @@
 # With --devices cpu,pjrt:cpu the same Kiln step also runs through XLA:CPU (the PJRT plugin of
 # PyPI's xla-cpu-pjrt, found as `kiln devices` finds it, or --pjrt_plugin PATH): Kiln's own
 # compiler against XLA's on the same graph, as extra columns.
+# Losses: each row also shows both sides' first and last loss and marks (with "⚠ ...") a row
+# whose numbers disagree; see LOSS CHECKS below for the tolerances. A failed run (either side)
+# prints no table: the script names the failed runs and exits 1. A marked row exits 1 too, after
+# the table.
 #
 # Usage: bash scripts/bench_compare.sh [--configs tiny,mini,...] [--dtypes fp32,bf16]
 #          [--steps 10] [--warmup 3] [--large-steps 3] [--large-warmup 1] [--batch 16] [--seq 128]
@@ -76,6 +80,7 @@ cmake --build build --target kiln > /dev/null
 mkdir -p "$(dirname "$out")"
 : > "$out"
 echo "bench_compare: batch $batch, seq $seq, $threads threads; raw lines in $out" >&2
+failed=()
 for config in ${configs//,/ }; do
   n="$steps" w="$warmup"
   if [ "$config" = large ]; then n="$large_steps" w="$large_warmup"; fi
@@ -84,7 +89,7 @@ for config in ${configs//,/ }; do
     "$python" "$peer" --config "$config" --dtype "$dtype" --batch "$batch" --seq "$seq" \
       --steps "$n" --warmup "$w" --threads "$threads" --blas openblas-openmp \
       --openblas-coretype unset --malloc tcmalloc --tag bench_compare >> "$out" ||
-      echo "bench_compare: pytorch $config $dtype failed" >&2
+      failed+=("pytorch $config $dtype")
     for device in ${devices//,/ }; do
       plugin=()
       if [ "$device" != cpu ]; then
@@ -93,13 +98,59 @@ for config in ${configs//,/ }; do
       fi
       ./build/kiln bench --config "$config" --dtype "$dtype" --batch "$batch" --seq "$seq" \
         --steps "$n" --warmup "$w" --threads "$threads" --device "$device" "${plugin[@]}" \
-        --tag bench_compare >> "$out" || echo "bench_compare: kiln $config $dtype on $device failed" >&2
+        --tag bench_compare >> "$out" || failed+=("kiln $config $dtype on $device")
     done
   done
 done
 
+if ((${#failed[@]})); then
+  printf 'bench_compare: failed: %s\n' "${failed[@]}" >&2
+  echo "bench_compare: no table; the runs that finished are in $out" >&2
+  exit 1
+fi
+
 "$python" - "$out" <<'PY'
-import json, sys
+import json, math, sys
+
+# LOSS CHECKS. Both sides train BertForSequenceClassification (2 labels) on one fixed synthetic
+# batch with AdamW(lr 2e-5, wd 0.01), but their initial weights and batches come from different
+# generators (Kiln's Philox, torch's), so their losses cannot be equal; what holds for both:
+# - the first loss is near ln 2: at HF's init (normal(0, 0.02), zero biases) the pooler's
+#   pre-activations have std 0.02 sqrt(hidden) <= 0.55, so each logit has std <= 0.02 sqrt(hidden)
+#   * 0.5 ~ 0.28 and their difference d ~ 0.4; a row's cross-entropy is ln 2 - y d / 2 + d^2 / 8,
+#   and the mean of 16 rows is ln 2 + 0.02 +- 0.05 (measured 0.67 to 0.77 on tiny, mini and a
+#   base layer, both sides): 0.25 is 5 standard deviations;
+# - the loss does not rise beyond dropout's noise: updates on the same batch lower it, but slowly
+#   at lr 2e-5 (measured over 12 updates: 0.01 to 0.1 lower on tiny and mini, both sides), and a
+#   step's dropout masks move it by about 0.005 (Kiln tiny rose 0.6831 -> 0.6854 over 3 updates),
+#   so the direction cannot be required of a short run; a rise above 0.05 (10 times that noise)
+#   is divergence.
+# Kiln through XLA (pjrt devices) runs the same graph on the same weights, batch and dropout
+# masks as Kiln's CPU backend, so its losses equal Kiln's within float reordering: 1e-4 relative
+# in fp32, one bf16 ulp (2^-8) in bf16 (measured on tiny: equal in fp32, 2e-6 in bf16).
+LN2_BAND = 0.25
+DROPOUT_NOISE = 0.05
+SAME_GRAPH_RTOL = {"fp32": 1e-4, "bf16": 2 ** -8}
+
+
+def loss_problems(dtype, sides):
+    problems = []
+    for name, record in sides.items():
+        first, last = record.get("loss_first"), record.get("loss_last")
+        if first is None or last is None or not (math.isfinite(first) and math.isfinite(last)):
+            problems.append(f"{name} losses missing or not finite")
+            continue
+        if abs(first - math.log(2)) > LN2_BAND:
+            problems.append(f"{name} first loss {first:.4f} not ln 2 ± {LN2_BAND}")
+        if last > first + DROPOUT_NOISE:
+            problems.append(f"{name} loss rose ({first:.4f} → {last:.4f})")
+    if "kiln" in sides and "xla" in sides:
+        for key in ("loss_first", "loss_last"):
+            k, x = sides["kiln"].get(key), sides["xla"].get(key)
+            if k is not None and x is not None and abs(k - x) > SAME_GRAPH_RTOL[dtype] * abs(k):
+                problems.append(f"XLA {key} {x:.6f} ≠ Kiln's {k:.6f}")
+    return problems
+
 
 rows = {}
 lines = [line for line in open(sys.argv[1]) if line.strip()]
@@ -120,8 +171,9 @@ with_xla = any("xla" in sides for sides in rows.values())
 xla_head = " XLA:CPU tok/s | Kiln/XLA:CPU | XLA:CPU RSS MiB | XLA:CPU compile ms |" if with_xla else ""
 print("| config | dtype | PyTorch tok/s | Kiln tok/s | Kiln/PyTorch | PyTorch % peak "
       "| Kiln % peak | PyTorch RSS MiB | Kiln RSS MiB | Kiln/PyTorch RSS | Kiln compile ms "
-      "| kernels | busy % (PyTorch/Kiln) |" + xla_head)
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|" + "---|" * (4 if with_xla else 0))
+      "| kernels | busy % (PyTorch/Kiln) | loss first→last (PyTorch; Kiln) | losses |" + xla_head)
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|" + "---|" * (4 if with_xla else 0))
+marked = 0
 order = ["tiny", "mini", "small", "medium", "base", "large"]
 for (config, dtype) in sorted(rows, key=lambda k: (order.index(k[0]), k[1] != "fp32")):
     torch, kiln = rows[(config, dtype)].get("torch", {}), rows[(config, dtype)].get("kiln", {})
@@ -133,6 +185,10 @@ for (config, dtype) in sorted(rows, key=lambda k: (order.index(k[0]), k[1] != "f
     peak = kiln.get("peak_gflops") or None  # measured by kiln bench, for this dtype
     torch_peak = torch["gflops_achieved"] / peak * 100 if peak and torch else None
     kiln_peak = kiln["peak_fraction"] * 100 if kiln.get("peak_fraction") is not None else None
+    problems = loss_problems(dtype, rows[(config, dtype)])
+    marked += bool(problems)
+    losses = "; ".join(f"{r['loss_first']:.4f}→{r['loss_last']:.4f}" for r in (torch, kiln)
+                       if r.get("loss_first") is not None and r.get("loss_last") is not None)
     print(f"| {config} | {dtype} | {number(torch.get('tokens_per_s'))} "
           f"| {number(kiln.get('tokens_per_s'))} "
           f"| {ratio(kiln.get('tokens_per_s'), torch.get('tokens_per_s'))} "
@@ -140,8 +196,8 @@ for (config, dtype) in sorted(rows, key=lambda k: (order.index(k[0]), k[1] != "f
           f"| {number(torch.get('peak_rss_mib'))} | {number(kiln.get('peak_rss_mib'))} "
           f"| {ratio(kiln.get('peak_rss_mib'), torch.get('peak_rss_mib'))} "
           f"| {number(kiln.get('compile_ms'))} | {number(kiln.get('kernels'))} "
-          f"| {number(torch.get('cpu_busy_pct'))}/{number(kiln.get('cpu_busy_pct'))} |"
-          + xla_cells)
+          f"| {number(torch.get('cpu_busy_pct'))}/{number(kiln.get('cpu_busy_pct'))} "
+          f"| {losses} | {'⚠ ' + '; '.join(problems) if problems else 'agree'} |" + xla_cells)
 if rows:
     kiln_any = next((r["kiln"] for r in rows.values() if "kiln" in r), None)
     if kiln_any:
@@ -152,4 +208,7 @@ print("\nRaw JSONL:\n```")
 for line in lines:
     print(line.rstrip())
 print("```")
+if marked:
+    print(f"bench_compare: the losses of {marked} row(s) disagree (⚠ in the table)", file=sys.stderr)
+    sys.exit(1)
 PY

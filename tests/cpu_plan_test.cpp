@@ -46,19 +46,6 @@ TEST(CpuPlan, RandomLifetimesNeverOverlap) {
   }
 }
 
-// The most bytes live at one step: no plan can do with less.
-int64_t live_bound(const MemoryPlan& plan) {
-  int64_t bound = 0;
-  for (const BufferRequest& at : plan.buffers) {
-    int64_t live = 0;
-    for (const BufferRequest& b : plan.buffers) {
-      if (b.first <= at.first && at.first <= b.last) live += (b.bytes + 63) / 64 * 64;
-    }
-    bound = std::max(bound, live);
-  }
-  return bound;
-}
-
 CompileSpec unfused() {
   CompileSpec spec;
   spec.options.disable("fusion");
@@ -82,7 +69,7 @@ TEST(CpuPlan, ChainIsOneKernelOrReusesBuffers) {
   // 10 muls, 10 exps and one broadcast of the scalar 0.5 (cse keeps one of the ten).
   EXPECT_EQ(cpu.kernel_count(), 21);
   expect_no_overlap(cpu.memory_plan());
-  EXPECT_EQ(cpu.memory_plan().arena_bytes, live_bound(cpu.memory_plan()));
+  EXPECT_EQ(cpu.memory_plan().arena_bytes, testing::live_bytes_bound(cpu.memory_plan()));
   testing::expect_matches_reference(graph, {x}, feeds.arguments());
 }
 

@@ -1,7 +1,9 @@
 // The structure a BERT layer's training step compiles to on the CPU backend, asserted exactly so
 // that a regression in fusion or buffer planning fails here: the number of kernels (and of each
 // kind) and the planned arena bytes (kernels' per-thread scratch included, so the kernels run on
-// two threads here, whatever the machine).
+// two threads here, whatever the machine). The exact numbers are regression guards recorded from
+// Kiln's own output; beside each is a check derived independently (a count of products that
+// cannot fuse, the plan's live-bytes bound).
 #include <omp.h>
 
 #include "cpu_test_util.h"
@@ -17,6 +19,17 @@ const bool kTwoThreads = [] {
   omp_set_num_threads(2);
   return true;
 }();
+
+// First principles for any plan: the arena holds at least the bytes live at the busiest step and
+// at most every buffer side by side (64-byte aligned).
+void expect_arena_within_live_bounds(CpuExecutable& executable) {
+  const MemoryPlan& plan = executable.memory_plan();
+  int64_t side_by_side = 0;
+  for (const BufferRequest& buffer : plan.buffers) side_by_side += (buffer.bytes + 63) / 64 * 64;
+  EXPECT_EQ(executable.stats().arena_bytes, plan.arena_bytes);
+  EXPECT_GE(plan.arena_bytes, testing::live_bytes_bound(plan));
+  EXPECT_LE(plan.arena_bytes, side_by_side);
+}
 
 TEST(CpuStructure, BertLayerTrainingStep) {
   ASSERT_TRUE(kTwoThreads);
@@ -38,10 +51,17 @@ TEST(CpuStructure, BertLayerTrainingStep) {
   std::printf("bert layer step: %lld kernels (%lld loops, %lld gemms), arena %lld bytes\n",
               static_cast<long long>(cpu.kernel_count()), static_cast<long long>(loops),
               static_cast<long long>(gemms), static_cast<long long>(cpu.stats().arena_bytes));
+  // Regression guards (recorded from this test's output): any change to fusion moves them.
   EXPECT_EQ(cpu.kernel_count(), 95);
   EXPECT_EQ(loops, 47);
   EXPECT_EQ(gemms, 30);
   EXPECT_EQ(cpu.stats().arena_bytes, 1508352);
+  // Independent: the step has 10 matrix products forward (query, key, value, attention output,
+  // intermediate, output, pooler and classifier dense layers, attention's scores and context)
+  // and, for each, one per operand in the backward (every operand needs a gradient: the
+  // embeddings are parameters too): 30, and no two products fuse into one kernel.
+  EXPECT_EQ(gemms, 10 * 3);
+  expect_arena_within_live_bounds(cpu);
   // Without fusion: one kernel per node that computes something.
   CompileSpec unfused;
   unfused.options.disable("fusion");
@@ -49,8 +69,13 @@ TEST(CpuStructure, BertLayerTrainingStep) {
   std::printf("unfused: %lld kernels, arena %lld bytes\n",
               static_cast<long long>(plain->stats().kernels),
               static_cast<long long>(plain->stats().arena_bytes));
+  // Regression guards (recorded from this test's output).
   EXPECT_EQ(plain->stats().kernels, 277);
   EXPECT_EQ(plain->stats().arena_bytes, 2734080);
+  // Independent: fusion only merges kernels, so unfused there are more; each unfused kernel's
+  // result is a buffer of its own, so its plan's bounds hold as well.
+  EXPECT_GT(plain->stats().kernels, cpu.kernel_count());
+  expect_arena_within_live_bounds(dynamic_cast<CpuExecutable&>(*plain));
 }
 
 }  // namespace

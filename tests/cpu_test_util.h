@@ -5,10 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "kiln/backends/cpu/cpu_backend.h"
 #include "kiln/backends/reference/reference_backend.h"
+#include "kiln/compiler/buffer_plan.h"
 #include "kiln/ir/ops.h"
 #include "support/feeds.h"
 #include "support/testing.h"
@@ -49,6 +51,20 @@ inline void expect_matches_reference(Graph& graph, const std::vector<Value>& out
   std::vector<Tensor> expected = evaluate_reference(graph, outputs, arguments);
   std::vector<Tensor> actual = make_cpu_backend(options)->compile(graph, outputs)->run(arguments);
   expect_outputs_close(actual, expected, scale);
+}
+
+// The most bytes live at one step (each buffer rounded up to the plan's 64-byte alignment): no
+// plan can do with less.
+inline int64_t live_bytes_bound(const MemoryPlan& plan) {
+  int64_t bound = 0;
+  for (const BufferRequest& at : plan.buffers) {
+    int64_t live = 0;
+    for (const BufferRequest& b : plan.buffers) {
+      if (b.first <= at.first && at.first <= b.last) live += (b.bytes + 63) / 64 * 64;
+    }
+    bound = std::max(bound, live);
+  }
+  return bound;
 }
 
 }  // namespace kiln::testing
