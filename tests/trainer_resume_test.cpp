@@ -142,9 +142,9 @@ TEST(TrainerResume, CheckpointHoldsEveryFile) {
   EXPECT_EQ(state.best_model_checkpoint, checkpoint.string());
   EXPECT_TRUE(state.stateful_callbacks.contains("TrainerControl"));
 
-  AdamWState optimizer = optimizer_state_read((checkpoint / "optimizer.safetensors").string());
+  OptimizerState optimizer = optimizer_state_read((checkpoint / "optimizer.safetensors").string());
   EXPECT_EQ(optimizer.step, 2);
-  EXPECT_EQ(optimizer.exp_avg.size(), run.trainer->weights().size());
+  EXPECT_EQ(optimizer.slots.size(), 2 * run.trainer->weights().size());  // exp_avg, exp_avg_sq
   EXPECT_EQ(lr_schedule_read_state((checkpoint / "scheduler.json").string()).last_epoch, 2);
   RngState rng = rng_state_read((checkpoint / "rng_state.json").string());
   EXPECT_EQ(rng.epoch, 0);
