@@ -128,31 +128,26 @@ TEST(CliTrain, TrainingLearnsASeparableTask) {
   EXPECT_GT(evals.back()["eval_accuracy"].get<double>(), majority + 0.1) << trained.output;
 }
 
-// Each --optim trains from the command line: the eval loss falls from the untrained model's.
-TEST(CliTrain, EveryOptimizerLearns) {
+// --optim from the command line trains: with Adafactor the eval loss falls from the untrained
+// model's (torch parity of every optimizer's update is optimizer_trajectory_test's).
+TEST(CliTrain, AnotherOptimizerLearns) {
   fs::path dir = testing::scratch_folder();
   std::string model = testing::write_tiny_model_files(dir / "model");
-  fs::path train = testing::write_sentiment_tsv(dir / "train.tsv", 200, 31);
-  for (const char* optim : {"--optim sgd --optim_args momentum=0.9 --learning_rate 0.05",
-                            "--optim adafactor --learning_rate 0.003",
-                            "--optim adagrad --learning_rate 0.01",
-                            "--optim rmsprop --optim_args alpha=0.9 --learning_rate 0.001"}) {
-    SCOPED_TRACE(optim);
-    fs::path out = dir / "out";
-    testing::CommandResult trained = run_kiln(
-        "train " + model + " " + testing::quick_run_flags(out) + " --train_file " +
-        train.string() + " " + optim +
-        " --validation_split_percentage 20 --num_train_epochs 3 --eval_on_start"
-        " --eval_strategy epoch --save_strategy no --report_to none --overwrite_output_dir");
-    ASSERT_EQ(trained.exit_code, 0) << trained.output;
-    std::vector<double> losses;
-    for (const nlohmann::json& entry :
-         trainer_state_load((out / "trainer_state.json").string()).log_history) {
-      if (entry.contains("eval_loss")) losses.push_back(entry["eval_loss"].get<double>());
-    }
-    ASSERT_EQ(losses.size(), 4u);
-    EXPECT_LT(losses.back(), 0.9 * losses.front()) << trained.output;
+  fs::path train = testing::write_sentiment_tsv(dir / "train.tsv", 400, 31);
+  fs::path out = dir / "out";
+  testing::CommandResult trained = run_kiln(
+      "train " + model + " " + testing::quick_run_flags(out) + " --train_file " + train.string() +
+      " --optim adafactor --learning_rate 0.003 --validation_split_percentage 20"
+      " --num_train_epochs 4 --eval_on_start --eval_strategy epoch --save_strategy no"
+      " --report_to none");
+  ASSERT_EQ(trained.exit_code, 0) << trained.output;
+  std::vector<double> losses;
+  for (const nlohmann::json& entry :
+       trainer_state_load((out / "trainer_state.json").string()).log_history) {
+    if (entry.contains("eval_loss")) losses.push_back(entry["eval_loss"].get<double>());
   }
+  ASSERT_EQ(losses.size(), 5u);
+  EXPECT_LT(losses.back(), 0.9 * losses.front()) << trained.output;
 }
 
 TEST(CliTrain, BareBertModelCheckpointGetsANewClassifier) {

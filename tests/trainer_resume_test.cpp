@@ -119,6 +119,7 @@ TEST_P(TrainerResumeOptimizer, ContinuesExactly) {
 
   fs::path out = dir / "b" / "out";
   TrainingArguments args = args_for(out);
+  args.save_strategy = IntervalStrategy::steps;
   args.save_steps = 6;
   {
     TinyRun first(out.parent_path(), args, 0.1);
