@@ -12,13 +12,10 @@ namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::read_json;
 using testing::run_kiln;
 using testing::write_questions;
 using testing::write_text_corpus;
-
-nlohmann::json read_json(const fs::path& path) {
-  return nlohmann::json::parse(testing::read_text(path));
-}
 
 TEST(CliTasks, PretrainMaskedLmThenFineTuneForClassificationAndQa) {
   fs::path dir = testing::scratch_folder();
@@ -84,6 +81,22 @@ TEST(CliTasks, PretrainMaskedLmThenFineTuneForClassificationAndQa) {
   EXPECT_EQ(predictions.size(), 12u);
   EXPECT_EQ(odds.size(), 12u);
   EXPECT_TRUE(predictions.contains("q11"));
+  // --do_eval writes run_qa.py's eval_ files; the same model on the same file answers alike.
+  EXPECT_EQ(read_json(qa / "eval_predictions.json"), predictions);
+  EXPECT_EQ(read_json(qa / "eval_null_odds.json"), odds);
+  nlohmann::json nbest = read_json(qa / "eval_nbest_predictions.json");
+  EXPECT_EQ(nbest, read_json(qa / "nbest_predictions.json"));
+  ASSERT_EQ(nbest.size(), 12u);
+  for (const auto& [id, candidates] : nbest.items()) {
+    ASSERT_TRUE(candidates.is_array() && !candidates.empty()) << id;
+    for (const nlohmann::json& candidate : candidates) {
+      EXPECT_EQ(candidate.size(), 4u) << candidate.dump();
+      for (const char* key : {"start_logit", "end_logit", "probability"}) {
+        EXPECT_TRUE(candidate[key].is_number()) << candidate.dump();
+      }
+      EXPECT_TRUE(candidate["text"].is_string()) << candidate.dump();
+    }
+  }
   EXPECT_EQ(bert_config_read((qa / "config.json").string()).architectures,
             std::vector<std::string>{"BertForQuestionAnswering"});
 
@@ -96,6 +109,7 @@ TEST(CliTasks, PretrainMaskedLmThenFineTuneForClassificationAndQa) {
   nlohmann::json again = read_json(dir / "qa-eval" / "eval_results.json");
   EXPECT_EQ(again["eval_f1"], results["eval_f1"]);
   EXPECT_EQ(again["eval_exact"], results["eval_exact"]);
+  EXPECT_EQ(read_json(dir / "qa-eval" / "eval_predictions.json"), predictions);
 }
 
 TEST(CliTasks, RecipeInputErrorsNameTheFlagOrFile) {

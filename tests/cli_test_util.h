@@ -24,6 +24,11 @@ inline std::string write_tiny_model_files(const fs::path& dir, double dropout = 
   return "--config_name " + (dir / "config.json").string() + " --tokenizer_name " + vocab.string();
 }
 
+// A JSON file a run wrote (eval_results.json, predictions.json, ...).
+inline nlohmann::json read_json(const fs::path& path) {
+  return nlohmann::json::parse(read_text(path));
+}
+
 // The flags of a small, quiet run on headerless TSV files laid out as the UCI data.
 inline std::string quick_run_flags(const fs::path& output_dir) {
   return "--output_dir " + output_dir.string() +

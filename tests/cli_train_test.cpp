@@ -14,11 +14,8 @@ namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::read_json;
 using testing::run_kiln;
-
-nlohmann::json read_json(const fs::path& path) {
-  return nlohmann::json::parse(testing::read_text(path));
-}
 
 TEST(CliTrain, TrainEvaluatePredictEndToEnd) {
   fs::path dir = testing::scratch_folder();

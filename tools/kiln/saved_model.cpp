@@ -11,8 +11,8 @@ namespace {
 
 // The TrainingArguments a saved model's run reads: the model, the data, evaluation batches, the
 // hardware and the output folder.
-constexpr std::array<std::string_view, 22> kSharedFlags = {
-    "task",           "model_name_or_path",    "config_name",       "tokenizer_name",
+constexpr std::array<std::string_view, 23> kSharedFlags = {
+    "task",           "task_name",             "model_name_or_path",    "config_name",       "tokenizer_name",
     "text_column_name", "text_pair_column_name", "label_column_name", "max_seq_length",
     "pad_to_max_length", "output_dir",         "per_device_eval_batch_size", "disable_tqdm",
     "seed",           "data_seed",             "bf16",              "device",

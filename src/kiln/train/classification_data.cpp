@@ -1,13 +1,20 @@
 // Classification rows: encode once, collate with labels, score the logits.
 #include "kiln/train/classification_data.h"
 
+#include <utility>
+
+#include "kiln/ir/error.h"
+#include "kiln/train/glue_metrics.h"
 #include "kiln/train/trainer_metrics.h"
 
 namespace kiln {
 
 ClassificationData::ClassificationData(const ClassificationDataset& dataset,
-                                       const Tokenizer& tokenizer, size_t max_seq_length)
-    : dataset_(dataset), encodings_(encode_dataset(tokenizer, dataset, max_seq_length)) {}
+                                       const Tokenizer& tokenizer, size_t max_seq_length,
+                                       std::string glue_task)
+    : dataset_(dataset),
+      encodings_(encode_dataset(tokenizer, dataset, max_seq_length)),
+      glue_task_(std::move(glue_task)) {}
 
 TensorMap ClassificationData::collate(std::span<const size_t> rows, const CollateOptions& options,
                                       bool with_labels, int64_t /*epoch*/) const {
@@ -27,11 +34,21 @@ std::vector<double> ClassificationData::logits(const ForwardOutputs& outputs) {
 
 nlohmann::json ClassificationData::metrics(const ForwardOutputs& outputs) const {
   std::vector<double> values = logits(outputs);
-  if (dataset_.label_kind == LabelKind::regression) {
-    return regression_metrics(values, dataset_.label_values);
+  const bool regression = dataset_.label_kind == LabelKind::regression;
+  if (!glue_task_.empty()) {
+    check(regression == glue_task_is_regression(glue_task_), "--task_name",
+          glue_task_, regression ? " is a classification task but " : " is a regression task but ",
+          dataset_.source, regression ? " has float labels" : " has class labels");
+  }
+  if (regression) {
+    return glue_task_.empty() ? regression_metrics(values, dataset_.label_values)
+                              : glue_regression_metrics(values, dataset_.label_values);
   }
   const auto labels = static_cast<int64_t>(dataset_.label_names.size());
-  return classification_metrics(argmax_rows(values, labels), dataset_.label_ids, labels);
+  const std::vector<int64_t> predictions = argmax_rows(values, labels);
+  return glue_task_.empty()
+             ? classification_metrics(predictions, dataset_.label_ids, labels)
+             : glue_class_metrics(glue_task_, predictions, dataset_.label_ids, labels);
 }
 
 }  // namespace kiln

@@ -2,6 +2,7 @@
 // their labels, and accuracy/F1 (or MSE) from the logits.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "kiln/io/dataset.h"
@@ -12,9 +13,10 @@ namespace kiln {
 
 class ClassificationData : public TaskData {
  public:
-  // Tokenizes `dataset` (which must outlive this object) as encode_dataset does.
+  // Tokenizes `dataset` (which must outlive this object) as encode_dataset does. `glue_task`
+  // (--task_name; empty: none) picks the metrics.
   ClassificationData(const ClassificationDataset& dataset, const Tokenizer& tokenizer,
-                     size_t max_seq_length);
+                     size_t max_seq_length, std::string glue_task = "");
 
   const std::string& source() const override { return dataset_.source; }
   size_t size() const override { return dataset_.size(); }
@@ -22,7 +24,8 @@ class ClassificationData : public TaskData {
   bool integer_labels() const override { return dataset_.label_kind != LabelKind::regression; }
   TensorMap collate(std::span<const size_t> rows, const CollateOptions& options, bool with_labels,
                     int64_t epoch) const override;
-  // accuracy and f1 (classes) or mse (regression).
+  // The GLUE task's metrics (glue_metrics.h); without one, accuracy and f1 (classes) or mse
+  // (regression), as today's run_glue.py without --task_name reports accuracy or mse.
   nlohmann::json metrics(const ForwardOutputs& outputs) const override;
 
   const ClassificationDataset& dataset() const { return dataset_; }
@@ -32,6 +35,7 @@ class ClassificationData : public TaskData {
  private:
   const ClassificationDataset& dataset_;
   std::vector<Encoding> encodings_;
+  std::string glue_task_;
 };
 
 }  // namespace kiln

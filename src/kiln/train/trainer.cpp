@@ -196,9 +196,10 @@ nlohmann::json Trainer::train(const ClassificationDataset& train_data,
         "training data needs a label column");
   check_labels(train_data, train_data.source);
   const auto max_length = static_cast<size_t>(args_.max_seq_length);
-  ClassificationData train_rows(train_data, tokenizer_, max_length);
+  const std::string glue_task = args_.task_name.value_or("");
+  ClassificationData train_rows(train_data, tokenizer_, max_length, glue_task);
   std::optional<ClassificationData> eval_rows;
-  if (eval_data) eval_rows.emplace(*eval_data, tokenizer_, max_length);
+  if (eval_data) eval_rows.emplace(*eval_data, tokenizer_, max_length, glue_task);
   return train(train_rows, eval_rows ? &*eval_rows : nullptr, resume);
 }
 

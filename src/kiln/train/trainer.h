@@ -67,12 +67,15 @@ class Trainer {
   nlohmann::json train(const TaskData& train_data, const TaskData* eval_data,
                        const std::optional<std::filesystem::path>& resume = std::nullopt);
 
-  // `prefix`_loss (mean over the examples), _accuracy and _f1 (classes) or _mse (regression),
+  // `prefix`_loss (mean over the examples), _accuracy and _f1 (classes) or _mse (regression), or
+  // --task_name's GLUE metrics,
   // _runtime, _samples_per_second, _steps_per_second, and epoch when training has run; logged
   // like HF's Trainer.evaluate.
   nlohmann::json evaluate(const ClassificationDataset& data, const std::string& prefix = "eval");
   // Any task: `prefix`_loss when the data has labels, then the data's metrics, prefixed.
-  nlohmann::json evaluate(const TaskData& data, const std::string& prefix = "eval");
+  // `outputs`, when given, receives the forward pass (qa's prediction files are made from it).
+  nlohmann::json evaluate(const TaskData& data, const std::string& prefix = "eval",
+                          ForwardOutputs* outputs = nullptr);
 
   // The forward pass without dropout over every row of `data`, in order (rows of padding
   // dropped); the loss when with_labels. Unless disable_tqdm, a progress bar counts the batches

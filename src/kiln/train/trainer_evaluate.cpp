@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <utility>
 
 #include "kiln/dist/communicator.h"
 #include "kiln/ir/error.h"
@@ -76,11 +77,13 @@ nlohmann::json Trainer::evaluate(const ClassificationDataset& data, const std::s
   check(data.size() > 0, data.source, "has no examples");
   check(data.label_kind != LabelKind::none, data.source, "has no label column");
   check_labels(data, data.where(0));
-  ClassificationData rows(data, tokenizer_, static_cast<size_t>(args_.max_seq_length));
+  ClassificationData rows(data, tokenizer_, static_cast<size_t>(args_.max_seq_length),
+                          args_.task_name.value_or(""));
   return evaluate(rows, prefix);
 }
 
-nlohmann::json Trainer::evaluate(const TaskData& data, const std::string& prefix) {
+nlohmann::json Trainer::evaluate(const TaskData& data, const std::string& prefix,
+                                 ForwardOutputs* outputs) {
   const bool with_labels = data.has_labels();
   ForwardOutputs result = forward(data, with_labels);
   const auto rows = static_cast<int64_t>(data.size());
@@ -92,6 +95,7 @@ nlohmann::json Trainer::evaluate(const TaskData& data, const std::string& prefix
   log(metrics);
   if (state_.epoch) metrics["epoch"] = *state_.epoch;
   for (const auto& callback : callbacks_) callback->on_evaluate(args_, state_, control_, metrics);
+  if (outputs) *outputs = std::move(result);
   return metrics;
 }
 
@@ -99,7 +103,8 @@ PredictionOutput Trainer::predict(const ClassificationDataset& data) {
   const bool with_labels = data.label_kind != LabelKind::none;
   check(data.size() > 0, data.source, "has no examples");
   if (with_labels) check_labels(data, data.where(0));
-  ClassificationData rows(data, tokenizer_, static_cast<size_t>(args_.max_seq_length));
+  ClassificationData rows(data, tokenizer_, static_cast<size_t>(args_.max_seq_length),
+                          args_.task_name.value_or(""));
   ForwardOutputs result = forward(rows, with_labels, "predicting batch");
   PredictionOutput out;
   out.num_labels = config_.num_labels();
@@ -114,9 +119,7 @@ PredictionOutput Trainer::predict(const ClassificationDataset& data) {
   if (with_labels) {
     const auto examples = static_cast<int64_t>(data.size());
     out.metrics["test_loss"] = result.loss_sum / static_cast<double>(examples);
-    nlohmann::json scores =
-        regression ? regression_metrics(out.values, data.label_values)
-                   : classification_metrics(out.classes, data.label_ids, out.num_labels);
+    const nlohmann::json scores = rows.metrics(result);
     for (const auto& [key, value] : scores.items()) out.metrics["test_" + key] = value;
   }
   out.metrics.update(

@@ -33,6 +33,9 @@ struct TrainingArguments {
   std::optional<std::string> model_name_or_path;
   std::optional<std::string> config_name;     // a preset name (tiny, ...) or a config.json path
   std::optional<std::string> tokenizer_name;  // a folder or a vocab.txt
+  // A GLUE task (cola, stsb, ...): its metrics, as run_glue.py's --task_name; unset: accuracy
+  // and F1, or MSE for regression. Kiln still reads the data from --train_file and friends.
+  std::optional<std::string> task_name;
   std::optional<std::string> train_file;
   std::optional<std::string> validation_file;
   std::optional<std::string> test_file;

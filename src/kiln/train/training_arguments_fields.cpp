@@ -4,7 +4,11 @@
 #include <algorithm>
 #include <array>
 
+<<<<<<< HEAD
 #include "kiln/train/optimizer.h"
+=======
+#include "kiln/train/glue_metrics.h"
+>>>>>>> main
 #include "kiln/train/task.h"
 
 namespace kiln {
@@ -35,6 +39,11 @@ const std::array kFields = {
                   "weights; also overrides the config of --model_name_or_path."},
     ArgumentField{"tokenizer_name", &A::tokenizer_name, kModel,
                   "A tokenizer folder or a vocab.txt, if not the model's."},
+    ArgumentField{"task_name", &A::task_name, kModel,
+                  "The GLUE task whose metrics evaluation reports, as run_glue.py (cola: "
+                  "matthews_correlation; stsb: pearson, spearmanr; mrpc, qqp: accuracy, f1; "
+                  "others: accuracy). The data still comes from the given files.",
+                  glue_task_names()},
     ArgumentField{"train_file", &A::train_file, kModel, "Training data: a CSV, TSV or JSONL file."},
     ArgumentField{"validation_file", &A::validation_file, kModel,
                   "Evaluation data: a CSV, TSV or JSONL file."},
