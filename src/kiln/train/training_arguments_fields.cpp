@@ -4,11 +4,8 @@
 #include <algorithm>
 #include <array>
 
-<<<<<<< HEAD
-#include "kiln/train/optimizer.h"
-=======
 #include "kiln/train/glue_metrics.h"
->>>>>>> main
+#include "kiln/train/optimizer.h"
 #include "kiln/train/task.h"
 
 namespace kiln {
