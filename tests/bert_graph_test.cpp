@@ -194,7 +194,7 @@ TEST(BertGraph, TrainStepLowersTheLoss) {
   auto backend = make_reference_backend();
   Runtime runtime(*backend);
   TrainStep step(graph, model.loss, model.params.values(), model.params.decay_flags(),
-                 TrainStepConfig{.adamw = {.weight_decay = 0.01}}, runtime);
+                 TrainStepConfig{.optimizer = {.weight_decay = 0.01}}, runtime);
   TrainState state(runtime, model.params.state_dict());
   std::vector<double> losses;
   for (int64_t i = 0; i < 16; ++i) {

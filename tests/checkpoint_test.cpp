@@ -325,59 +325,87 @@ TEST(CheckpointResumeTest, FollowsRunGlue) {
 TEST(CheckpointStateTest, OptimizerStateRoundTrips) {
   fs::path folder = scratch_folder();
   const std::string path = (folder / "optimizer.safetensors").string();
-  AdamWState state;
+  OptimizerState state;
   state.step = 7;
-  state.exp_avg["bert.embeddings.LayerNorm.weight"] = Tensor::from_doubles(DType::f32, {3}, {1, 2, 3});
-  state.exp_avg_sq["bert.embeddings.LayerNorm.weight"] =
+  state.slots["bert.embeddings.LayerNorm.weight.exp_avg"] =
+      Tensor::from_doubles(DType::f32, {3}, {1, 2, 3});
+  state.slots["bert.embeddings.LayerNorm.weight.exp_avg_sq"] =
       Tensor::from_doubles(DType::f32, {3}, {0.5, 0.25, 0.125});
-  state.exp_avg["classifier.bias"] = Tensor::from_doubles(DType::f32, {2}, {-1, 1});
-  state.exp_avg_sq["classifier.bias"] = Tensor::from_doubles(DType::f32, {2}, {4, 5});
+  state.slots["classifier.bias.exp_avg"] = Tensor::from_doubles(DType::f32, {2}, {-1, 1});
+  state.slots["classifier.bias.exp_avg_sq"] = Tensor::from_doubles(DType::f32, {2}, {4, 5});
   optimizer_state_write(path, state);
 
-  AdamWState back = optimizer_state_read(path);
+  OptimizerState back = optimizer_state_read(path);
   EXPECT_EQ(back.step, 7);
-  ASSERT_EQ(back.exp_avg.size(), 2u);
-  EXPECT_EQ(back.exp_avg.at("bert.embeddings.LayerNorm.weight").to_doubles(),
+  EXPECT_EQ(back.optimizer, "adamw");
+  ASSERT_EQ(back.slots.size(), 4u);
+  EXPECT_EQ(back.slots.at("bert.embeddings.LayerNorm.weight.exp_avg").to_doubles(),
             (std::vector<double>{1, 2, 3}));
-  EXPECT_EQ(back.exp_avg_sq.at("bert.embeddings.LayerNorm.weight").to_doubles(),
+  EXPECT_EQ(back.slots.at("bert.embeddings.LayerNorm.weight.exp_avg_sq").to_doubles(),
             (std::vector<double>{0.5, 0.25, 0.125}));
-  EXPECT_EQ(back.exp_avg_sq.at("classifier.bias").to_doubles(), (std::vector<double>{4, 5}));
+  EXPECT_EQ(back.slots.at("classifier.bias.exp_avg_sq").to_doubles(), (std::vector<double>{4, 5}));
   SafetensorsFile file(path);
   EXPECT_TRUE(file.contains("classifier.bias.exp_avg_sq"));
   EXPECT_EQ(file.metadata().at("step"), "7");
+  EXPECT_EQ(file.metadata().at("optimizer"), "adamw");
 
+  const std::unique_ptr<Optimizer> adamw = make_optimizer({});
+  auto check_against = [&](const std::map<std::string, Tensor>& params) {
+    return error_of([&] { optimizer_state_check(back, params, "adamw", *adamw, "resume"); });
+  };
   std::map<std::string, Tensor> params = {
       {"bert.embeddings.LayerNorm.weight", Tensor(DType::f32, {3})},
       {"classifier.bias", Tensor(DType::f32, {2})}};
-  EXPECT_EQ(error_of([&] { optimizer_state_check(back, params, "resume"); }), "");
+  EXPECT_EQ(check_against(params), "");
+  EXPECT_EQ(error_of([&] {
+              optimizer_state_check(back, params, "sgd", *make_optimizer({.name = "sgd"}), "resume");
+            }),
+            "[resume] the optimizer state is adamw's; this run's --optim is sgd (a run resumes with "
+            "the optimizer it saved)");
   params["classifier.weight"] = Tensor(DType::f32, {2, 3});
-  EXPECT_EQ(error_of([&] { optimizer_state_check(back, params, "resume"); }),
-            "[resume] no optimizer state for parameter 'classifier.weight'");
+  EXPECT_EQ(check_against(params),
+            "[resume] no optimizer state 'classifier.weight.exp_avg' for parameter "
+            "'classifier.weight'");
   params.erase("classifier.weight");
   params["classifier.bias"] = Tensor(DType::f32, {4});
-  EXPECT_EQ(error_of([&] { optimizer_state_check(back, params, "resume"); }),
-            "[resume] parameter 'classifier.bias' is f32(4) but its optimizer state is f32(2)");
+  EXPECT_EQ(check_against(params),
+            "[resume] optimizer state 'classifier.bias.exp_avg' is f32(2) but parameter "
+            "'classifier.bias' needs f32(4)");
   params.erase("classifier.bias");
-  EXPECT_EQ(error_of([&] { optimizer_state_check(back, params, "resume"); }),
-            "[resume] optimizer state for 'classifier.bias', which the model does not have");
+  EXPECT_EQ(check_against(params),
+            "[resume] optimizer state 'classifier.bias.exp_avg' belongs to no parameter of the "
+            "model");
 }
 
-TEST(CheckpointStateTest, MalformedOptimizerFilesNameTheTensor) {
+// Adafactor's factored slots are checked against the parameter's shape, row and column.
+TEST(CheckpointStateTest, AdafactorStateIsCheckedByItsFactoredShapes) {
+  const std::unique_ptr<Optimizer> adafactor = make_optimizer({.name = "adafactor"});
+  std::map<std::string, Tensor> params = {{"w", Tensor(DType::f32, {2, 3})},
+                                          {"b", Tensor(DType::f32, {3})}};
+  OptimizerState state{.optimizer = "adafactor", .step = 1, .slots = {}};
+  state.slots["w.exp_avg_sq_row"] = Tensor(DType::f32, {2});
+  state.slots["w.exp_avg_sq_col"] = Tensor(DType::f32, {3});
+  state.slots["b.exp_avg_sq"] = Tensor(DType::f32, {3});
+  auto error = [&] {
+    return error_of([&] { optimizer_state_check(state, params, "adafactor", *adafactor, "r"); });
+  };
+  EXPECT_EQ(error(), "");
+  state.slots["w.exp_avg_sq_col"] = Tensor(DType::f32, {2});
+  EXPECT_EQ(error(), "[r] optimizer state 'w.exp_avg_sq_col' is f32(2) but parameter 'w' needs f32(3)");
+}
+
+TEST(CheckpointStateTest, MalformedOptimizerFilesNameTheFile) {
   fs::path folder = scratch_folder();
   const std::string path = (folder / "optimizer.safetensors").string();
   Tensor t(DType::f32, {2});
-  safetensors_write(path, {{"w.exp_avg", t}}, {{"step", "1"}});
-  EXPECT_EQ(error_of([&] { optimizer_state_read(path); }),
-            "[" + path + "] tensor 'w.exp_avg_sq' is missing");
-  safetensors_write(path, {{"w.exp_avg", t}, {"w.exp_avg_sq", t}, {"w.momentum", t}}, {{"step", "1"}});
-  EXPECT_EQ(error_of([&] { optimizer_state_read(path); }),
-            "[" + path + "] tensor 'w.momentum': not an AdamW moment (<parameter>.exp_avg or .exp_avg_sq)");
-  safetensors_write(path, {{"w.exp_avg", t}, {"w.exp_avg_sq", Tensor(DType::f32, {3})}}, {{"step", "1"}});
-  EXPECT_EQ(error_of([&] { optimizer_state_read(path); }),
-            "[" + path + "] parameter 'w': exp_avg is f32(2) but exp_avg_sq is f32(3)");
   safetensors_write(path, {{"w.exp_avg", t}, {"w.exp_avg_sq", t}}, {{"step", "x"}});
   EXPECT_EQ(error_of([&] { optimizer_state_read(path); }),
             "[" + path + "] metadata 'step' is not a step count: 'x'");
+  safetensors_write(path, {{"w.exp_avg", t}}, {});
+  EXPECT_EQ(error_of([&] { optimizer_state_read(path); }), "[" + path + "] no 'step' in the metadata");
+  // Checkpoints from before --optim carry no optimizer name: they are AdamW's.
+  safetensors_write(path, {{"w.exp_avg", t}}, {{"step", "3"}});
+  EXPECT_EQ(optimizer_state_read(path).optimizer, "adamw");
 }
 
 TEST(CheckpointStateTest, RngStateRoundTrips) {
@@ -409,10 +437,10 @@ TEST(CheckpointStateTest, AFullCheckpointReadsBack) {
       [&](const fs::path& folder) {
         safetensors_write((folder / "model.safetensors").string(),
                           {{"classifier.bias", Tensor(DType::f32, {2})}});
-        AdamWState optimizer;
+        OptimizerState optimizer;
         optimizer.step = 12;
-        optimizer.exp_avg["classifier.bias"] = Tensor(DType::f32, {2});
-        optimizer.exp_avg_sq["classifier.bias"] = Tensor(DType::f32, {2});
+        optimizer.slots["classifier.bias.exp_avg"] = Tensor(DType::f32, {2});
+        optimizer.slots["classifier.bias.exp_avg_sq"] = Tensor(DType::f32, {2});
         optimizer_state_write((folder / kOptimizerName).string(), optimizer);
         lr_schedule_write_state((folder / kSchedulerName).string(), {schedule, 12});
         rng_state_write((folder / kRngStateName).string(), RngState{.epoch = 1, .step_in_epoch = 2});

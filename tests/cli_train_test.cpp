@@ -125,6 +125,28 @@ TEST(CliTrain, TrainingLearnsASeparableTask) {
   EXPECT_GT(evals.back()["eval_accuracy"].get<double>(), majority + 0.1) << trained.output;
 }
 
+// --optim from the command line trains: with Adafactor the eval loss falls from the untrained
+// model's (torch parity of every optimizer's update is optimizer_trajectory_test's).
+TEST(CliTrain, AnotherOptimizerLearns) {
+  fs::path dir = testing::scratch_folder();
+  std::string model = testing::write_tiny_model_files(dir / "model");
+  fs::path train = testing::write_sentiment_tsv(dir / "train.tsv", 400, 31);
+  fs::path out = dir / "out";
+  testing::CommandResult trained = run_kiln(
+      "train " + model + " " + testing::quick_run_flags(out) + " --train_file " + train.string() +
+      " --optim adafactor --learning_rate 0.003 --validation_split_percentage 20"
+      " --num_train_epochs 4 --eval_on_start --eval_strategy epoch --save_strategy no"
+      " --report_to none");
+  ASSERT_EQ(trained.exit_code, 0) << trained.output;
+  std::vector<double> losses;
+  for (const nlohmann::json& entry :
+       trainer_state_load((out / "trainer_state.json").string()).log_history) {
+    if (entry.contains("eval_loss")) losses.push_back(entry["eval_loss"].get<double>());
+  }
+  ASSERT_EQ(losses.size(), 5u);
+  EXPECT_LT(losses.back(), 0.9 * losses.front()) << trained.output;
+}
+
 TEST(CliTrain, BareBertModelCheckpointGetsANewClassifier) {
   fs::path dir = testing::scratch_folder();
   testing::write_tiny_model_files(dir / "bare");

@@ -115,7 +115,7 @@ struct BertTinyUpdate {
     model.params.initialize(3);
     TrainStepConfig step_config;
     step_config.max_grad_norm = 1.0;
-    step_config.adamw.weight_decay = 0.01;
+    step_config.optimizer.weight_decay = 0.01;
     step_config.compile = options;
     step = std::make_unique<TrainStep>(graph, model.loss, model.params.values(),
                                        model.params.decay_flags(), step_config, runtime);

@@ -29,7 +29,7 @@ Trajectory train_bert_tiny(Backend& backend, bool bf16 = false) {
   BertBuildOptions options{.batch_size = kBatch, .seq_len = kSeq, .training = true};
   BertClassifier model = bert_for_sequence_classification(graph, config, options);
   model.params.initialize(3);
-  TrainStepConfig step_config{.adamw = {.weight_decay = 0.01}, .max_grad_norm = 1.0};
+  TrainStepConfig step_config{.optimizer = {.weight_decay = 0.01}, .max_grad_norm = 1.0};
   step_config.compile.bf16 = bf16;
   Runtime runtime(backend);
   TrainStep step(graph, model.loss, model.params.values(), model.params.decay_flags(), step_config,

@@ -151,12 +151,13 @@ inline std::string checkpoint_problem(const fs::path& folder) {
     if (!is_complete_checkpoint(folder)) return folder.string() + " has no trainer_state.json";
     TrainerState state = trainer_state_load((folder / "trainer_state.json").string());
     TensorMap weights = read_weights(folder / "model.safetensors");
-    AdamWState optimizer = optimizer_state_read((folder / "optimizer.safetensors").string());
-    optimizer_state_check(optimizer, weights, folder.string());
-    LrScheduleState scheduler = lr_schedule_read_state((folder / "scheduler.json").string());
-    rng_state_read((folder / "rng_state.json").string());
     TrainingArguments args;
     training_arguments_load_json(args, (folder / "training_args.json").string());
+    OptimizerState optimizer = optimizer_state_read((folder / "optimizer.safetensors").string());
+    optimizer_state_check(optimizer, weights, optimizer_kind(args.optim),
+                          *make_optimizer(optimizer_config(args)), folder.string());
+    LrScheduleState scheduler = lr_schedule_read_state((folder / "scheduler.json").string());
+    rng_state_read((folder / "rng_state.json").string());
     bert_config_read((folder / "config.json").string());
     tokenizer_load(folder.string());
     if (state.global_step != *step || optimizer.step != *step || scheduler.last_epoch != *step) {

@@ -89,7 +89,7 @@ TEST(TrainAttention, LossFallsToKnownValue) {
 
   auto backend = make_reference_backend();
   Runtime runtime(*backend);
-  TrainStep step(graph, loss, params, decay, TrainStepConfig{.adamw = {.weight_decay = 0.01}},
+  TrainStep step(graph, loss, params, decay, TrainStepConfig{.optimizer = {.weight_decay = 0.01}},
                  runtime);
   TrainState state(runtime, initial);
   Batch batch = make_batch();

@@ -65,13 +65,12 @@ TEST(TrainerNonFinite, SkipLeavesWeightsAndOptimizerStateUntouched) {
   EXPECT_EQ(testing::weights_difference(run.trainer->weights(), one_step.trainer->weights()), "");
 
   // AdamW's moments and step count in the checkpoint are those after step 1.
-  AdamWState skipped =
+  OptimizerState skipped =
       optimizer_state_read((dir / "b" / "out" / "checkpoint-4" / "optimizer.safetensors").string());
-  AdamWState after_one =
+  OptimizerState after_one =
       optimizer_state_read((dir / "a" / "out" / "checkpoint-1" / "optimizer.safetensors").string());
   EXPECT_EQ(skipped.step, 1);
-  EXPECT_EQ(testing::weights_difference(skipped.exp_avg, after_one.exp_avg), "");
-  EXPECT_EQ(testing::weights_difference(skipped.exp_avg_sq, after_one.exp_avg_sq), "");
+  EXPECT_EQ(testing::weights_difference(skipped.slots, after_one.slots), "");
   // Logged losses stay finite (HF's logging_nan_inf_filter) and the run can resume.
   for (const nlohmann::json& entry : run.trainer->state().log_history) {
     if (entry.contains("loss")) {

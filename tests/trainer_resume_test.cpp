@@ -96,6 +96,63 @@ TEST(TrainerResume, ContinuesExactlyAsTheUninterruptedRun) {
   EXPECT_NE(other_losses->losses.at(1), all->losses.at(1));
 }
 
+// Every optimizer's slots go through the checkpoint: resumed mid-epoch, the run ends on the
+// uninterrupted run's weights bit for bit. Resuming with another --optim is an error.
+class TrainerResumeOptimizer : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
+
+TEST_P(TrainerResumeOptimizer, ContinuesExactly) {
+  auto [optim, optim_args] = GetParam();
+  fs::path dir = testing::scratch_folder();
+  ClassificationDataset data =
+      testing::load_sentiment(testing::write_sentiment_tsv(dir / "train.tsv", 30, 3));
+  auto args_for = [&](const fs::path& out) {
+    TrainingArguments args = resumable_args(out);
+    args.num_train_epochs = 2;  // 8 updates
+    args.optim = optim;
+    args.optim_args = optim_args;
+    args.learning_rate = 1e-3;
+    return args;
+  };
+  TinyRun straight(dir / "a", args_for(dir / "a" / "out"), 0.1);
+  straight.trainer->train(data, nullptr);
+  ASSERT_EQ(straight.trainer->state().global_step, 8);
+
+  fs::path out = dir / "b" / "out";
+  TrainingArguments args = args_for(out);
+  args.save_strategy = IntervalStrategy::steps;
+  args.save_steps = 6;
+  {
+    TinyRun first(out.parent_path(), args, 0.1);
+    first.trainer->add_callback(std::make_shared<Recorder>(6));
+    first.trainer->train(data, nullptr);
+  }
+  EXPECT_EQ(optimizer_state_read((checkpoint_path(out, 6) / "optimizer.safetensors").string())
+                .optimizer,
+            optimizer_kind(optim));
+  TinyRun resumed(out.parent_path(), args, 0.1);
+  resumed.trainer->train(data, nullptr, checkpoint_path(out, 6));
+  EXPECT_EQ(logged_losses(resumed.trainer->state()), logged_losses(straight.trainer->state()));
+  EXPECT_EQ(testing::weights_difference(resumed.trainer->weights(), straight.trainer->weights()),
+            "");
+
+  TrainingArguments other = args;
+  other.optim = std::string(optim) == "sgd" ? "adagrad" : "sgd";
+  other.optim_args = "";
+  TinyRun mismatched(out.parent_path(), other, 0.1);
+  EXPECT_NE(testing::error_of([&] {
+              mismatched.trainer->train(data, nullptr, checkpoint_path(out, 6));
+            }).find("the optimizer state is " + optimizer_kind(optim) + "'s; this run's --optim is " +
+                    other.optim),
+            std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EachOptimizer, TrainerResumeOptimizer,
+    ::testing::Values(std::pair{"adafactor", ""}, std::pair{"sgd", "momentum=0.9,dampening=0.1"},
+                      std::pair{"adagrad", "lr_decay=0.01"},
+                      std::pair{"rmsprop", "momentum=0.5,centered=true"}),
+    [](const auto& info) { return std::string(info.param.first); });
+
 TEST(TrainerResume, CheckpointHoldsEveryFile) {
   fs::path dir = testing::scratch_folder();
   fs::path train_file = testing::write_sentiment_tsv(dir / "train.tsv", 16, 5);
@@ -142,9 +199,9 @@ TEST(TrainerResume, CheckpointHoldsEveryFile) {
   EXPECT_EQ(state.best_model_checkpoint, checkpoint.string());
   EXPECT_TRUE(state.stateful_callbacks.contains("TrainerControl"));
 
-  AdamWState optimizer = optimizer_state_read((checkpoint / "optimizer.safetensors").string());
+  OptimizerState optimizer = optimizer_state_read((checkpoint / "optimizer.safetensors").string());
   EXPECT_EQ(optimizer.step, 2);
-  EXPECT_EQ(optimizer.exp_avg.size(), run.trainer->weights().size());
+  EXPECT_EQ(optimizer.slots.size(), 2 * run.trainer->weights().size());  // exp_avg, exp_avg_sq
   EXPECT_EQ(lr_schedule_read_state((checkpoint / "scheduler.json").string()).last_epoch, 2);
   RngState rng = rng_state_read((checkpoint / "rng_state.json").string());
   EXPECT_EQ(rng.epoch, 0);

@@ -56,13 +56,13 @@ TEST(TrainerStep, ClippingScalesGradientsToTheGlobalNorm) {
     double coef = max_norm > 0 ? std::min(max_norm / (13.0 + 1e-6), 1.0) : 1.0;
     // AdamW's first moment after one update is (1 - beta1) times the gradient it used.
     for (size_t i = 0; i < g1.size(); ++i) {
-      EXPECT_NEAR(state.optimizer().exp_avg.at("w1").get(static_cast<int64_t>(i)), 0.1 * g1[i] * coef,
+      EXPECT_NEAR(state.optimizer().slots.at("w1.exp_avg").get(static_cast<int64_t>(i)), 0.1 * g1[i] * coef,
                   1e-6);
     }
     for (size_t i = 0; i < g2.size(); ++i) {
-      EXPECT_NEAR(state.optimizer().exp_avg.at("w2").get(static_cast<int64_t>(i)), 0.1 * g2[i] * coef,
+      EXPECT_NEAR(state.optimizer().slots.at("w2.exp_avg").get(static_cast<int64_t>(i)), 0.1 * g2[i] * coef,
                   1e-6);
-      EXPECT_NEAR(state.optimizer().exp_avg_sq.at("w2").get(static_cast<int64_t>(i)),
+      EXPECT_NEAR(state.optimizer().slots.at("w2.exp_avg_sq").get(static_cast<int64_t>(i)),
                   0.001 * std::pow(g2[i] * coef, 2), 1e-6);
     }
     EXPECT_EQ(state.optimizer().step, 1);

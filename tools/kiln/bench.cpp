@@ -95,7 +95,7 @@ void run_bench(const BenchOptions& options) {
   BertClassifier model = bert_for_sequence_classification(graph, config, build);
   model.params.initialize(options.seed);
   TrainStepConfig step_config;
-  step_config.adamw.weight_decay = kWeightDecay;
+  step_config.optimizer.weight_decay = kWeightDecay;
   step_config.compile.bf16 = options.dtype == "bf16";
   const auto replicas = static_cast<int>(options.num_devices);
   step_config.replicas = replicas;

@@ -56,7 +56,7 @@ void run_demo(const DemoOptions& options) {
        {"fc2.weight", init_uniform(DType::f32, {options.hidden, 2}, bound2, options.seed, 3)},
        {"fc2.bias", init_uniform(DType::f32, {2}, bound2, options.seed, 4)}});
   TrainStep step(graph, loss, {w1, b1, w2, b2}, {true, false, true, false},
-                 TrainStepConfig{.adamw = {.weight_decay = 0.01}}, runtime);
+                 TrainStepConfig{.optimizer = {.weight_decay = 0.01}}, runtime);
 
   Tensor features(DType::f32, {options.points, 2});
   Tensor labels(DType::i32, {options.points});

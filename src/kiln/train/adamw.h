@@ -1,8 +1,8 @@
-// AdamW (decoupled weight decay, as torch.optim.AdamW) expressed in the graph, so the optimizer
-// update compiles into the same program as the forward and backward passes.
+// AdamW (decoupled weight decay, as torch.optim.AdamW with HF's betas and epsilon) expressed in
+// the graph, so the optimizer update compiles into the same program as forward and backward.
 #pragma once
 
-#include "kiln/ir/ops.h"
+#include "kiln/train/optimizer.h"
 
 namespace kiln {
 
@@ -13,16 +13,16 @@ struct AdamWConfig {
   double weight_decay = 0.0;
 };
 
-struct AdamWSlot {
-  Value param;
-  Value m;  // first moment, same shape and dtype as param
-  Value v;  // second moment
-};
+// Slots "exp_avg" and "exp_avg_sq" (torch's names), each of the parameter's shape.
+class AdamW final : public Optimizer {
+ public:
+  explicit AdamW(const AdamWConfig& config) : config_(config) {}
+  std::vector<OptimizerSlot> slots(const Shape& shape) const override;
+  OptimizerUpdate update(Value param, Value grad, const std::vector<Value>& slots,
+                         Value learning_rate, Value step, bool decay) const override;
 
-// The updated slot for one parameter. `learning_rate` and `step` (1-based, for the bias
-// correction) are rank-0 values of the parameter's dtype, usually inputs so that a schedule
-// changes them without recompiling. `decay` false skips weight decay (biases, LayerNorm).
-AdamWSlot adamw_update(const AdamWSlot& slot, Value grad, Value learning_rate, Value step,
-                       const AdamWConfig& config, bool decay = true);
+ private:
+  AdamWConfig config_;
+};
 
 }  // namespace kiln

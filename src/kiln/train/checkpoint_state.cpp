@@ -13,73 +13,59 @@
 namespace kiln {
 namespace {
 
-constexpr std::string_view kExpAvg = ".exp_avg";
-constexpr std::string_view kExpAvgSq = ".exp_avg_sq";
-
-bool same_layout(const Tensor& a, const Tensor& b) {
-  return a.dtype() == b.dtype() && a.shape() == b.shape();
-}
-
 std::string layout_str(const Tensor& tensor) {
   return std::string(dtype_name(tensor.dtype())) + shape_str(tensor.shape());
 }
 
 }  // namespace
 
-void optimizer_state_write(const std::string& path, const AdamWState& state) {
-  check(state.exp_avg.size() == state.exp_avg_sq.size(), path,
-        "exp_avg and exp_avg_sq cover different parameters");
-  std::map<std::string, Tensor> tensors;
-  for (const auto& [name, moment] : state.exp_avg) {
-    auto second = state.exp_avg_sq.find(name);
-    check(second != state.exp_avg_sq.end(), path, "parameter '", name, "' has no exp_avg_sq");
-    tensors.emplace(name + std::string(kExpAvg), moment);
-    tensors.emplace(name + std::string(kExpAvgSq), second->second);
-  }
-  safetensors_write(path, tensors, {{"optimizer", "adamw"}, {"step", std::to_string(state.step)}});
+void optimizer_state_write(const std::string& path, const OptimizerState& state) {
+  safetensors_write(path, state.slots,
+                    {{"optimizer", state.optimizer}, {"step", std::to_string(state.step)}});
 }
 
-AdamWState optimizer_state_read(const std::string& path) {
+OptimizerState optimizer_state_read(const std::string& path) {
   SafetensorsFile file(path);
-  AdamWState state;
+  OptimizerState state;
   auto step = file.metadata().find("step");
   check(step != file.metadata().end(), path, "no 'step' in the metadata");
   const std::string& text = step->second;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), state.step);
   check(error == std::errc() && end == text.data() + text.size() && state.step >= 0, path,
         "metadata 'step' is not a step count: '", text, "'");
-  for (const std::string& name : file.names()) {
-    if (name.ends_with(kExpAvgSq)) {
-      state.exp_avg_sq.emplace(name.substr(0, name.size() - kExpAvgSq.size()), file.to_tensor(name));
-    } else if (name.ends_with(kExpAvg)) {
-      state.exp_avg.emplace(name.substr(0, name.size() - kExpAvg.size()), file.to_tensor(name));
-    } else {
-      fail(path, "tensor '", name, "': not an AdamW moment (<parameter>.exp_avg or .exp_avg_sq)");
-    }
+  if (auto kind = file.metadata().find("optimizer"); kind != file.metadata().end()) {
+    state.optimizer = kind->second;
   }
-  for (const auto& [name, moment] : state.exp_avg) {
-    auto second = state.exp_avg_sq.find(name);
-    check(second != state.exp_avg_sq.end(), path, "tensor '", name, kExpAvgSq, "' is missing");
-    check(same_layout(moment, second->second), path, "parameter '", name, "': exp_avg is ",
-          layout_str(moment), " but exp_avg_sq is ", layout_str(second->second));
-  }
-  for (const auto& [name, moment] : state.exp_avg_sq) {
-    check(state.exp_avg.contains(name), path, "tensor '", name, kExpAvg, "' is missing");
-  }
+  for (const std::string& name : file.names()) state.slots.emplace(name, file.to_tensor(name));
   return state;
 }
 
-void optimizer_state_check(const AdamWState& state, const std::map<std::string, Tensor>& params,
+void optimizer_state_check(const OptimizerState& state, const std::map<std::string, Tensor>& params,
+                           const std::string& optimizer, const Optimizer& rule,
                            std::string_view where) {
+  check(state.optimizer == optimizer, where, "the optimizer state is ", state.optimizer,
+        "'s; this run's --optim is ", optimizer, " (a run resumes with the optimizer it saved)");
+  size_t expected = 0;
   for (const auto& [name, param] : params) {
-    auto moment = state.exp_avg.find(name);
-    check(moment != state.exp_avg.end(), where, "no optimizer state for parameter '", name, "'");
-    check(same_layout(moment->second, param), where, "parameter '", name, "' is ",
-          layout_str(param), " but its optimizer state is ", layout_str(moment->second));
+    for (const OptimizerSlot& slot : rule.slots(param.shape())) {
+      ++expected;
+      const std::string key = name + "." + slot.name;
+      auto found = state.slots.find(key);
+      check(found != state.slots.end(), where, "no optimizer state '", key, "' for parameter '",
+            name, "'");
+      const Tensor& saved = found->second;
+      check(saved.dtype() == param.dtype() && saved.shape() == slot.shape, where,
+            "optimizer state '", key, "' is ", layout_str(saved), " but parameter '", name,
+            "' needs ", dtype_name(param.dtype()), shape_str(slot.shape));
+    }
   }
-  for (const auto& [name, moment] : state.exp_avg) {
-    check(params.contains(name), where, "optimizer state for '", name,
-          "', which the model does not have");
+  if (state.slots.size() == expected) return;
+  for (const auto& [key, tensor] : state.slots) {
+    bool known = false;
+    for (const auto& [name, param] : params) {
+      for (const OptimizerSlot& slot : rule.slots(param.shape())) known |= key == name + "." + slot.name;
+    }
+    check(known, where, "optimizer state '", key, "' belongs to no parameter of the model");
   }
 }
 

@@ -1,4 +1,4 @@
-// The training state a checkpoint carries besides the model: AdamW moments
+// The training state a checkpoint carries besides the model: the optimizer's slots
 // (optimizer.safetensors) and the position of the data order and random streams (rng_state.json).
 #pragma once
 
@@ -8,25 +8,28 @@
 #include <string_view>
 
 #include "kiln/ir/tensor.h"
+#include "kiln/train/optimizer.h"
 
 namespace kiln {
 
-// AdamW state keyed by Hugging Face parameter name (torch's per-parameter exp_avg, exp_avg_sq).
-struct AdamWState {
-  int64_t step = 0;  // updates done: the next update's bias correction uses step + 1
-  std::map<std::string, Tensor> exp_avg;
-  std::map<std::string, Tensor> exp_avg_sq;
+// The optimizer's per-parameter slots (torch's state names: AdamW's exp_avg and exp_avg_sq,
+// Adagrad's sum, ...) keyed "<parameter>.<slot>".
+struct OptimizerState {
+  std::string optimizer = "adamw";  // optimizer_kind() of the --optim that made it
+  int64_t step = 0;                 // updates done: the next update counts step + 1
+  std::map<std::string, Tensor> slots = {};
 };
 
-// optimizer.safetensors: tensors "<name>.exp_avg" and "<name>.exp_avg_sq", the step in the
+// optimizer.safetensors: the slots as tensors of their key, the optimizer and step in the
 // metadata; written atomically.
-void optimizer_state_write(const std::string& path, const AdamWState& state);
-// Reads it back; a tensor of another name, a parameter with one moment only, moments of
-// different shapes or a missing step are errors naming the file and tensor.
-AdamWState optimizer_state_read(const std::string& path);
-// Checks that `state` has moments for exactly the parameters in `params`, with their shapes
-// and dtypes; errors name `where` and the parameter.
-void optimizer_state_check(const AdamWState& state, const std::map<std::string, Tensor>& params,
+void optimizer_state_write(const std::string& path, const OptimizerState& state);
+// Reads it back; a missing or malformed step is an error naming the file. Files without an
+// "optimizer" entry are AdamW's.
+OptimizerState optimizer_state_read(const std::string& path);
+// Checks that `state` was made by `optimizer` (an optimizer_kind()) and holds exactly the slots
+// `rule` keeps for `params`, with their shapes and dtypes; errors name `where` and the tensor.
+void optimizer_state_check(const OptimizerState& state, const std::map<std::string, Tensor>& params,
+                           const std::string& optimizer, const Optimizer& rule,
                            std::string_view where);
 
 // Where the run stands in its deterministic streams: dropout is keyed by (seed, global step),

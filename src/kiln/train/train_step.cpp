@@ -7,6 +7,7 @@
 #include "kiln/autodiff/grad.h"
 #include "kiln/ir/error.h"
 #include "kiln/ir/ops.h"
+#include "kiln/train/optimizer.h"
 
 namespace kiln {
 namespace {
@@ -16,7 +17,7 @@ constexpr const char* kLearningRate = "optimizer.learning_rate";
 constexpr const char* kStep = "optimizer.step";
 constexpr const char* kHealthy = "optimizer.healthy";
 constexpr const char* kLossScale = "optimizer.loss_scale";
-const std::string kExpAvg = ".exp_avg", kExpAvgSq = ".exp_avg_sq", kGradSum = ".grad_sum";
+const std::string kGradSum = ".grad_sum";
 
 const Replicated& state_buffers(const BufferMap& map, const std::string& name, const char* what) {
   auto found = map.find(name);
@@ -38,15 +39,18 @@ void check_same_names(const TensorMap& loaded, const BufferMap& state, const cha
 
 }  // namespace
 
-TrainState::TrainState(Runtime& runtime, const TensorMap& params, int replicas)
-    : runtime_(runtime), replicas_(replicas) {
+TrainState::TrainState(Runtime& runtime, const TensorMap& params, int replicas,
+                       const OptimizerConfig& optimizer)
+    : runtime_(runtime), replicas_(replicas), optimizer_kind_(optimizer_kind(optimizer.name)) {
   check(replicas >= 1 && replicas <= runtime.backend().devices(), "train_step", replicas,
         " replicas, but the ", runtime.backend().name(), " backend has ",
         runtime.backend().devices(), " devices");
+  std::unique_ptr<Optimizer> rule = make_optimizer(optimizer);
   for (const auto& [name, value] : params) {
     params_.emplace(name, upload(value));
-    exp_avg_.emplace(name, upload(Tensor(value.dtype(), value.shape())));
-    exp_avg_sq_.emplace(name, upload(Tensor(value.dtype(), value.shape())));
+    for (const OptimizerSlot& slot : rule->slots(value.shape())) {
+      slots_.emplace(name + "." + slot.name, upload(Tensor(value.dtype(), slot.shape)));
+    }
   }
   DType dtype = params.empty() ? DType::f32 : params.begin()->second.dtype();
   step_ = upload(Tensor::scalar(dtype, 0.0));
@@ -67,9 +71,9 @@ TensorMap TrainState::to_host(const BufferMap& buffers) const {
 
 TensorMap TrainState::params() const { return to_host(params_); }
 
-AdamWState TrainState::optimizer() const {
-  return {static_cast<int64_t>(runtime_.to_host(*step_[0]).get(0)), to_host(exp_avg_),
-          to_host(exp_avg_sq_)};
+OptimizerState TrainState::optimizer() const {
+  return {optimizer_kind_, static_cast<int64_t>(runtime_.to_host(*step_[0]).get(0)),
+          to_host(slots_)};
 }
 
 void TrainState::load_params(const TensorMap& params) {
@@ -81,14 +85,12 @@ void TrainState::load_params(const TensorMap& params) {
   gradient_sums_.clear();
 }
 
-void TrainState::load_optimizer(const AdamWState& optimizer) {
-  check_same_names(optimizer.exp_avg, exp_avg_, "exp_avg");
-  check_same_names(optimizer.exp_avg_sq, exp_avg_sq_, "exp_avg_sq");
-  for (auto [moments, loaded] : {std::pair{&exp_avg_, &optimizer.exp_avg},
-                                  std::pair{&exp_avg_sq_, &optimizer.exp_avg_sq}}) {
-    for (auto& [name, buffers] : *moments) {
-      buffers = upload(loaded->at(name).cast(buffers[0]->dtype()));
-    }
+void TrainState::load_optimizer(const OptimizerState& optimizer) {
+  check(optimizer.optimizer == optimizer_kind_, "train_step", "loading ", optimizer.optimizer,
+        " state into a state of ", optimizer_kind_);
+  check_same_names(optimizer.slots, slots_, "optimizer slot");
+  for (auto& [name, buffers] : slots_) {
+    buffers = upload(optimizer.slots.at(name).cast(buffers[0]->dtype()));
   }
   step_ = upload(Tensor::scalar(step_[0]->dtype(), static_cast<double>(optimizer.step)));
   healthy_ = upload(Tensor::scalar(DType::boolean, 1.0));
@@ -198,16 +200,21 @@ TrainStep::TrainStep(Graph& graph, Value loss, const std::vector<Value>& params,
     for (Value& g : grads) g = g * coef;
   }
 
-  Value next_step = step + 1.0;  // AdamW's bias correction counts from 1
+  Value next_step = step + 1.0;  // optimizers count updates from 1
   new_step_ = select(finite_, next_step, step);
+  std::unique_ptr<Optimizer> optimizer = make_optimizer(config.optimizer);
   for (size_t i = 0; i < params.size(); ++i) {
-    Value m = graph.input(names_[i] + kExpAvg, dtype_, shapes_[i], InputRole::state);
-    Value v = graph.input(names_[i] + kExpAvgSq, dtype_, shapes_[i], InputRole::state);
-    AdamWSlot updated =
-        adamw_update({params[i], m, v}, grads[i], lr, next_step, config.adamw, decay[i]);
+    std::vector<Value> slots;
+    for (const OptimizerSlot& slot : optimizer->slots(shapes_[i])) {
+      slot_names_.push_back(names_[i] + "." + slot.name);
+      slots.push_back(graph.input(slot_names_.back(), dtype_, slot.shape, InputRole::state));
+    }
+    OptimizerUpdate updated =
+        optimizer->update(params[i], grads[i], slots, lr, next_step, decay[i]);
     new_params_.push_back(select(finite_, updated.param, params[i]));
-    new_m_.push_back(select(finite_, updated.m, m));
-    new_v_.push_back(select(finite_, updated.v, v));
+    for (size_t s = 0; s < slots.size(); ++s) {
+      new_slots_.push_back(select(finite_, updated.slots[s], slots[s]));
+    }
   }
 }
 
@@ -218,8 +225,6 @@ std::vector<BufferPtr> TrainStep::arguments(TrainState& state, size_t replica,
   for (size_t i = 0; i < names_.size(); ++i) {
     const std::string& name = names_[i];
     named.emplace(name, state_buffers(state.params_, name, "parameter")[replica]);
-    named.emplace(name + kExpAvg, state_buffers(state.exp_avg_, name, "exp_avg")[replica]);
-    named.emplace(name + kExpAvgSq, state_buffers(state.exp_avg_sq_, name, "exp_avg_sq")[replica]);
     if (config_.accumulate) {
       auto sum = state.gradient_sums_.find(name);
       if (sum == state.gradient_sums_.end()) {
@@ -227,6 +232,9 @@ std::vector<BufferPtr> TrainStep::arguments(TrainState& state, size_t replica,
       }
       named.emplace(name + kGradSum, sum->second[replica]);
     }
+  }
+  for (const std::string& slot : slot_names_) {
+    named.emplace(slot, state_buffers(state.slots_, slot, "optimizer slot")[replica]);
   }
   named.emplace(kStep, state.step_[replica]);
   named.emplace(kHealthy, state.healthy_[replica]);
@@ -254,12 +262,8 @@ std::vector<Tensor> TrainStep::host_arguments(const TrainState& state, const Ten
                      {kLossScale, Tensor::scalar(loss_.dtype(), loss_scale)},
                      {kStep, runtime_.to_host(*state.step_[0])},
                      {kHealthy, runtime_.to_host(*state.healthy_[0])}};
-  for (auto [part, suffix] : {std::pair{&state.params_, std::string()},
-                              std::pair{&state.exp_avg_, kExpAvg},
-                              std::pair{&state.exp_avg_sq_, kExpAvgSq}}) {
-    for (const auto& [name, buffers] : *part) {
-      named.emplace(name + suffix, runtime_.to_host(*buffers[0]));
-    }
+  for (const BufferMap* part : {&state.params_, &state.slots_}) {
+    for (const auto& [name, buffers] : *part) named.emplace(name, runtime_.to_host(*buffers[0]));
   }
   for (size_t i = 0; i < names_.size() && config_.accumulate; ++i) {
     auto sum = state.gradient_sums_.find(names_[i]);
@@ -311,16 +315,16 @@ PendingStep TrainStep::update(TrainState& state, const ReplicaFeeds& feeds, doub
     donations.push_back({input_index(kHealthy), 4});
   }
   const size_t first = outputs.size();
-  for (const auto* part : {&new_params_, &new_m_, &new_v_, &zero_sums_}) {
+  for (const auto* part : {&new_params_, &new_slots_, &zero_sums_}) {
     outputs.insert(outputs.end(), part->begin(), part->end());
   }
-  size_t count = names_.size();
+  const size_t count = names_.size(), slot_count = slot_names_.size();
+  const size_t first_slot = first + count, first_sum = first_slot + slot_count;
   for (size_t i = 0; i < count; ++i) {
-    auto output = static_cast<int32_t>(first + i);
-    auto n = static_cast<int32_t>(count);
-    donations.push_back({input_index(names_[i]), output});
-    donations.push_back({input_index(names_[i] + kExpAvg), output + n});
-    donations.push_back({input_index(names_[i] + kExpAvgSq), output + 2 * n});
+    donations.push_back({input_index(names_[i]), static_cast<int32_t>(first + i)});
+  }
+  for (size_t s = 0; s < slot_count; ++s) {
+    donations.push_back({input_index(slot_names_[s]), static_cast<int32_t>(first_slot + s)});
   }
   BufferLists arguments = replica_arguments(state, feeds, learning_rate, loss_scale);
   BufferLists results =
@@ -333,14 +337,13 @@ PendingStep TrainStep::update(TrainState& state, const ReplicaFeeds& feeds, doub
     const std::vector<BufferPtr>& out = results[r];
     state.step_[r] = out[3];
     if (config_.stop_on_nonfinite) state.healthy_[r] = out[4];
+    for (size_t s = 0; s < slot_count; ++s) state.slots_[slot_names_[s]][r] = out[first_slot + s];
     for (size_t i = 0; i < count; ++i) {
       state.params_[names_[i]][r] = out[first + i];
-      state.exp_avg_[names_[i]][r] = out[first + count + i];
-      state.exp_avg_sq_[names_[i]][r] = out[first + 2 * count + i];
       if (config_.accumulate) {
         Replicated& sums = state.gradient_sums_[names_[i]];
         sums.resize(results.size());
-        sums[r] = out[first + 3 * count + i];
+        sums[r] = out[first_sum + i];
       }
     }
   }

@@ -1,6 +1,6 @@
-// Compiled training steps: forward, backward, global-norm gradient clipping and AdamW in one
-// program, with gradient accumulation over micro-batches and data parallel replicas. Parameters
-// and AdamW moments live in one TrainState on the devices, keyed by parameter name, shared by
+// Compiled training steps: forward, backward, global-norm gradient clipping and the optimizer
+// (--optim) in one program, with gradient accumulation over micro-batches and data parallel
+// replicas. Parameters and the optimizer's slots live in one TrainState on the devices, keyed by parameter name, shared by
 // the programs of every batch shape. Steps are queued: their scalars are read back on request.
 #pragma once
 
@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "kiln/runtime/runtime.h"
-#include "kiln/train/adamw.h"
 #include "kiln/train/checkpoint_state.h"
+#include "kiln/train/optimizer.h"
 
 namespace kiln {
 
@@ -29,21 +29,23 @@ using ReplicaFeeds = std::vector<TensorMap>;
 // stays on the devices for the whole run. Host copies only when asked (checkpoints, export).
 class TrainState {
  public:
-  // `params` on `replicas` devices of the runtime's backend, zero moments, no update done.
-  TrainState(Runtime& runtime, const TensorMap& params, int replicas = 1);
+  // `params` on `replicas` devices of the runtime's backend, the slots `optimizer` keeps for
+  // them at zero, no update done.
+  TrainState(Runtime& runtime, const TensorMap& params, int replicas = 1,
+             const OptimizerConfig& optimizer = {});
 
   int replicas() const { return replicas_; }
   // Host copies (of the first replica; every replica holds the same values).
   TensorMap params() const;
-  AdamWState optimizer() const;
+  OptimizerState optimizer() const;
   // Replace the state from host tensors (a checkpoint, the best model); the gradient sums are
   // cleared. Names and shapes must be those of the state.
   void load_params(const TensorMap& params);
-  void load_optimizer(const AdamWState& optimizer);
+  void load_optimizer(const OptimizerState& optimizer);
   // The state on the devices, one buffer per replica.
   const BufferMap& param_buffers() const { return params_; }
-  const BufferMap& exp_avg_buffers() const { return exp_avg_; }
-  const BufferMap& exp_avg_sq_buffers() const { return exp_avg_sq_; }
+  // The optimizer's slots, keyed "<parameter>.<slot>" (OptimizerState's keys).
+  const BufferMap& slot_buffers() const { return slots_; }
 
  private:
   friend class TrainStep;
@@ -52,7 +54,8 @@ class TrainState {
 
   Runtime& runtime_;
   int replicas_;
-  BufferMap params_, exp_avg_, exp_avg_sq_;
+  std::string optimizer_kind_;
+  BufferMap params_, slots_;
   // The scaled gradients summed over the micro-batches of the update in progress; empty
   // between updates (then read as zeros).
   BufferMap gradient_sums_;
@@ -61,7 +64,7 @@ class TrainState {
 };
 
 struct TrainStepConfig {
-  AdamWConfig adamw;
+  OptimizerConfig optimizer;
   // Above 0: the gradients are scaled by min(max_grad_norm / (norm + 1e-6), 1) where norm is
   // their global L2 norm, as torch.nn.utils.clip_grad_norm_. 0: no clipping.
   double max_grad_norm = 0.0;
@@ -121,7 +124,7 @@ class TrainStep {
  public:
   // `params` are inputs of `graph` (role weight) whose names key TrainState::params; `decay[i]`
   // says whether params[i] gets weight decay. Adds the optimizer inputs, the backward graph,
-  // clipping and AdamW to `graph` (which must outlive this object). Programs come from
+  // clipping and the optimizer to `graph` (which must outlive this object). Programs come from
   // `runtime`'s cache: compiled on first use, found again on every later step.
   // With several replicas or processes, `loss_count` (an f32 scalar of the graph: the number of terms
   // the loss averages) weights each replica's loss by its share of the terms of all replicas,
@@ -136,10 +139,10 @@ class TrainStep {
   BufferPtr accumulate(TrainState& state, const ReplicaFeeds& feeds, double loss_scale);
 
   // The last (or only) micro-batch of an update: the gradients of loss * loss_scale plus the
-  // gradient sums are clipped and applied by AdamW at `learning_rate`; the sums are cleared and
+  // gradient sums are clipped and applied by the optimizer at `learning_rate`; the sums are cleared and
   // the state's update count advances. Without config.accumulate, loss_scale must be 1. When
   // the loss or the gradient norm is not finite, the program keeps the old parameters and
-  // moments and the count (a select inside the graph).
+  // slots and the count (a select inside the graph).
   PendingStep update(TrainState& state, const ReplicaFeeds& feeds, double learning_rate,
                      double loss_scale = 1.0);
 
@@ -179,7 +182,9 @@ class TrainStep {
   Value loss_, grad_norm_;
   Value finite_;  // bool scalar: the update applies (finite, and healthy before when stopping)
   Value new_step_, new_healthy_;
-  std::vector<Value> new_params_, new_m_, new_v_, new_sums_;
+  std::vector<Value> new_params_, new_sums_;
+  std::vector<std::string> slot_names_;  // every parameter's slots, "<parameter>.<slot>"
+  std::vector<Value> new_slots_;         // in slot_names_' order
   std::vector<Value> zero_sums_;  // the next update's gradient sums, made on the device
 };
 

@@ -45,7 +45,7 @@ TrainStepConfig step_config(const TrainingArguments& args, int replicas) {
   config.replicas = replicas;
   config.processes = dist::world().size();
   config.stop_on_nonfinite = args.nan_inf_strategy == "stop";
-  config.adamw = {args.adam_beta1, args.adam_beta2, args.adam_epsilon, args.weight_decay};
+  config.optimizer = optimizer_config(args);
   config.max_grad_norm = args.max_grad_norm;
   config.accumulate = args.gradient_accumulation_steps > 1;
   config.compile.bf16 = args.bf16;
@@ -74,7 +74,7 @@ Trainer::Trainer(TrainingArguments args, BertConfig config, TensorMap weights, T
       log_(log),
       runtime_(backend, [this](const std::string& line) { note(line); },
                compile_cache_folder(args_.compile_cache_dir)),
-      train_state_(runtime_, weights, replica_count(args_, backend)),
+      train_state_(runtime_, weights, replica_count(args_, backend), optimizer_config(args_)),
       programs_(task_, config_, step_config(args_, train_state_.replicas()), runtime_,
                 args_.mlm_probability) {
   dist::Communicator& world = dist::world();

@@ -96,8 +96,10 @@ RngState Trainer::resume_from(const fs::path& folder) {
          std::to_string(*state_.train_batch_size) + "; the data order will differ");
   }
   load_weights((folder / "model.safetensors").string());
-  AdamWState optimizer = optimizer_state_read((folder / kOptimizerName).string());
-  optimizer_state_check(optimizer, train_state_.params(), where);
+  OptimizerState optimizer = optimizer_state_read((folder / kOptimizerName).string());
+  const OptimizerConfig optim = optimizer_config(args_);
+  optimizer_state_check(optimizer, train_state_.params(), optimizer_kind(optim.name),
+                        *make_optimizer(optim), where);
   // Fewer updates than steps when --nan_inf_strategy skip left some out; never more.
   check(optimizer.step <= saved.global_step, where, "the optimizer has done ", optimizer.step,
         " updates but trainer_state.json says global_step ", saved.global_step);

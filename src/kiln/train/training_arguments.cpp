@@ -225,7 +225,13 @@ void training_arguments_post_init(TrainingArguments& args) {
   normalize_report_to(args.report_to);
   normalize_debug(args.debug);
   check_ranges(args);
+  make_optimizer(optimizer_config(args));  // --optim_args errors before a run
   check_early_stopping(args);
+}
+
+OptimizerConfig optimizer_config(const TrainingArguments& args) {
+  return {args.optim, args.weight_decay, args.adam_beta1, args.adam_beta2, args.adam_epsilon,
+          parse_optim_args(args.optim_args)};
 }
 
 int64_t warmup_steps_for(const TrainingArguments& args, int64_t num_training_steps) {

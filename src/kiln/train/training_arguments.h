@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/train/optimizer.h"
+
 namespace kiln {
 
 // When to log, evaluate or save (HF's IntervalStrategy / SaveStrategy without "best").
@@ -87,6 +89,8 @@ struct TrainingArguments {
   double adam_beta1 = 0.9;
   double adam_beta2 = 0.999;
   double adam_epsilon = 1e-8;
+  std::string optim = "adamw_torch";  // optimizer_names()
+  std::string optim_args;            // "key=value,...": the optimizer's own hyper-parameters
   double max_grad_norm = 1.0;
   // A step whose loss or gradient norm is NaN or infinite: "stop" ends training with an error
   // naming the step and the first non-finite tensor; "skip" reports it and leaves parameters and
@@ -186,5 +190,8 @@ TrainingPlan training_plan(const TrainingArguments& args, int64_t batches_per_ep
 // HF's TrainingArguments.get_warmup_steps: warmup_steps when >= 1, else
 // ceil(num_training_steps * ratio) with the ratio from warmup_steps (< 1) or warmup_ratio.
 int64_t warmup_steps_for(const TrainingArguments& args, int64_t num_training_steps);
+
+// What --optim, --optim_args, --weight_decay and --adam_* ask of the optimizer.
+OptimizerConfig optimizer_config(const TrainingArguments& args);
 
 }  // namespace kiln

@@ -5,6 +5,7 @@
 #include <array>
 
 #include "kiln/train/glue_metrics.h"
+#include "kiln/train/optimizer.h"
 #include "kiln/train/task.h"
 
 namespace kiln {
@@ -107,12 +108,21 @@ const std::array kFields = {
                   "Number of updates steps to accumulate before performing a backward/update "
                   "pass."},
     ArgumentField{"learning_rate", &A::learning_rate, kTrain,
-                  "The initial learning rate for AdamW."},
+                  "The initial learning rate for the optimizer."},
     ArgumentField{"weight_decay", &A::weight_decay, kTrain,
-                  "Weight decay for AdamW (not applied to biases and LayerNorm weights)."},
+                  "Weight decay for the optimizer (not applied to biases and LayerNorm "
+                  "weights)."},
     ArgumentField{"adam_beta1", &A::adam_beta1, kTrain, "Beta1 for AdamW optimizer."},
     ArgumentField{"adam_beta2", &A::adam_beta2, kTrain, "Beta2 for AdamW optimizer."},
     ArgumentField{"adam_epsilon", &A::adam_epsilon, kTrain, "Epsilon for AdamW optimizer."},
+    ArgumentField{"optim", &A::optim, kTrain,
+                  "The optimizer to use, built as transformers' Trainer builds it "
+                  "(adamw_torch_fused is the same math as adamw_torch).",
+                  optimizer_names()},
+    ArgumentField{"optim_args", &A::optim_args, kTrain,
+                  "Optional arguments to supply to optimizer: key=value,... (sgd: momentum, "
+                  "dampening, nesterov; adagrad: lr_decay, eps; rmsprop: momentum, alpha, eps, "
+                  "centered)."},
     ArgumentField{"max_grad_norm", &A::max_grad_norm, kTrain,
                   "Max gradient norm (0 turns clipping off)."},
     ArgumentField{"nan_inf_strategy", &A::nan_inf_strategy, kTrain,
