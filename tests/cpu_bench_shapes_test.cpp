@@ -50,7 +50,7 @@ StepOutcome bench_step(Backend& backend, bool bf16) {
       graph, config, {.batch_size = kBatch, .seq_len = kSeq, .training = true});
   model.params.initialize(0);
   TrainStepConfig step_config;
-  step_config.adamw.weight_decay = kWeightDecay;
+  step_config.optimizer.weight_decay = kWeightDecay;
   step_config.compile.bf16 = bf16;
   Runtime runtime(backend);
   const std::vector<Value> params = model.params.values();
