@@ -156,6 +156,56 @@ TEST(Jsonl, MissingColumnInOneRowNamesTheLine) {
             "[" + path + ":4] no column 'text'");
 }
 
+// Multi-label (run_classification.py's list-valued label column): JSON arrays in JSON Lines,
+// JSON arrays or Python's list repr in CSV/TSV fields; names sorted, sets as sorted ids.
+TEST(Labels, ListsAreMultiLabelInEveryFormat) {
+  ClassificationDataset jsonl = jsonl_dataset(
+      "{\"text\": \"a\", \"label\": [\"sport\", \"art\"]}\n"
+      "{\"text\": \"b\", \"label\": []}\n"
+      "{\"text\": \"c\", \"label\": [\"food\", \"sport\", \"food\"]}\n");
+  EXPECT_EQ(jsonl.label_kind, LabelKind::multi_label);
+  EXPECT_EQ(jsonl.label_names, (std::vector<std::string>{"art", "food", "sport"}));
+  EXPECT_EQ(jsonl.label_sets, (std::vector<std::vector<int32_t>>{{0, 2}, {}, {1, 2}}));
+  EXPECT_EQ(jsonl.num_labels(), 3);
+
+  ClassificationDataset csv = csv_dataset(
+      "text,label\n"
+      "a,\"[\"\"sport\"\", \"\"art\"\"]\"\n"  // a JSON array, CSV-quoted
+      "b,[]\n"
+      "c,\"['food', 'sport']\"\n"  // Python's repr, as pandas writes a list
+      "d,\"[3, 'it\\'s']\"\n");
+  EXPECT_EQ(csv.label_kind, LabelKind::multi_label);
+  EXPECT_EQ(csv.label_names, (std::vector<std::string>{"3", "art", "food", "it's", "sport"}));
+  EXPECT_EQ(csv.label_sets, (std::vector<std::vector<int32_t>>{{1, 4}, {}, {2, 4}, {0, 3}}));
+
+  ClassificationOptions given;  // a trained model's labels fix the ids
+  given.label_names = {"sport", "food", "art"};
+  ClassificationDataset fixed =
+      jsonl_dataset("{\"text\": \"a\", \"label\": [\"art\", \"sport\"]}\n", given);
+  EXPECT_EQ(fixed.label_sets, (std::vector<std::vector<int32_t>>{{0, 2}}));
+}
+
+TEST(Labels, MalformedListsNameTheLine) {
+  EXPECT_EQ(error_message([] {
+              jsonl_dataset("{\"text\": \"a\", \"label\": [\"x\"]}\n"
+                            "{\"text\": \"b\", \"label\": \"y\"}\n");
+            }),
+            "[data.jsonl:2] label 'y' is not a list, but the label on line 1 is (multi-label): "
+            "write it as [] or [\"name\", ...]");
+  EXPECT_EQ(error_message([] { jsonl_dataset("{\"text\": \"a\", \"label\": [1.5]}\n"); }),
+            "[data.jsonl:1] label 1.5 in the list is not a string or an integer");
+  EXPECT_EQ(error_message([] { csv_dataset("text,label\na,\"['x' 'y']\"\n"); }),
+            "[data.csv:2] expected ',' between the labels of the list, found '''");
+  EXPECT_EQ(error_message([] { csv_dataset("text,label\na,\"['x]\"\n"); }),
+            "[data.csv:2] unterminated string in the label list");
+  ClassificationOptions given;
+  given.label_names = {"x", "y"};
+  EXPECT_EQ(error_message([&] {
+              jsonl_dataset("{\"text\": \"a\", \"label\": [\"z\"]}\n", given);
+            }),
+            "[data.jsonl:1] unknown label 'z' (labels: x, y)");
+}
+
 TEST(Formats, ChosenByExtension) {
   EXPECT_EQ(table_format_from_path("a/train.CSV"), TableFormat::csv);
   EXPECT_EQ(table_format_from_path("x.tsv"), TableFormat::tsv);
