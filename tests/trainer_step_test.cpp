@@ -152,6 +152,17 @@ TEST(TrainerStep, PaddedRegressionBatchGivesTheUnpaddedLoss) {
   expect_padding_changes_nothing(dir / "data.tsv", config);
 }
 
+TEST(TrainerStep, PaddedMultiLabelBatchGivesTheUnpaddedLoss) {
+  fs::path dir = testing::scratch_folder();
+  fs::path vocab = testing::write_vocab(dir);
+  Tokenizer tokenizer = tokenizer_load_vocab(vocab.string());
+  testing::write_text(dir / "data.tsv", "[\"pos\"]\ts\tgood movie\n[\"neg\", \"pos\"]\ts\tbad food"
+                                        " was great\n[]\ts\tthe plot\n");
+  BertConfig config = testing::tiny_config(tokenizer.vocab_size());
+  config.problem_type = "multi_label_classification";
+  expect_padding_changes_nothing(dir / "data.tsv", config);
+}
+
 TEST(TrainerStep, EvaluationLossIsTheMeanOverRealExamples) {
   fs::path dir = testing::scratch_folder();
   ClassificationDataset data =
