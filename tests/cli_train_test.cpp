@@ -125,6 +125,40 @@ TEST(CliTrain, TrainingLearnsASeparableTask) {
   EXPECT_GT(evals.back()["eval_accuracy"].get<double>(), majority + 0.1) << trained.output;
 }
 
+// --label_smoothing_factor reaches the loss: a trained (confident) classifier's eval loss is
+// larger with smoothing (the mean of -log p over the classes exceeds -log p of the right one),
+// and a regression model refuses it (LabelSmoother needs class labels).
+TEST(CliTrain, LabelSmoothingChangesTheLoss) {
+  fs::path dir = testing::scratch_folder();
+  std::string model = testing::write_tiny_model_files(dir / "model");
+  fs::path train = testing::write_sentiment_tsv(dir / "train.tsv", 400, 31);
+  fs::path out = dir / "out";
+  testing::CommandResult trained = run_kiln(
+      "train " + model + " " + testing::quick_run_flags(out) + " --train_file " + train.string() +
+      " --label_smoothing_factor 0.1 --num_train_epochs 4 --save_strategy no --report_to none");
+  ASSERT_EQ(trained.exit_code, 0) << trained.output;
+  auto eval_loss = [&](const std::string& smoothing) {
+    fs::path eval_out = dir / ("eval" + smoothing);
+    testing::CommandResult evaluated = run_kiln(
+        "evaluate --model_name_or_path " + out.string() + " --validation_file " + train.string() +
+        " --no_header --column_names label,source,text --max_seq_length 16"
+        " --label_smoothing_factor " + smoothing + " --output_dir " + eval_out.string());
+    EXPECT_EQ(evaluated.exit_code, 0) << evaluated.output;
+    return testing::read_json(eval_out / "eval_results.json")["eval_loss"].get<double>();
+  };
+  EXPECT_GT(eval_loss("0.5"), eval_loss("0") + 0.01);
+
+  testing::write_text(dir / "values.tsv", "0.5\ts\tgood movie\n-1.25\ts\tbad food\n");
+  testing::CommandResult regression = run_kiln(
+      "train " + model + " " + testing::quick_run_flags(dir / "out2") + " --train_file " +
+      (dir / "values.tsv").string() + " --label_smoothing_factor 0.1 --max_steps 1");
+  EXPECT_EQ(regression.exit_code, 1) << regression.output;
+  EXPECT_NE(regression.output.find("[--label_smoothing_factor] smooths class labels; this "
+                                   "model's problem_type is regression"),
+            std::string::npos)
+      << regression.output;
+}
+
 // --optim from the command line trains: with Adafactor the eval loss falls from the untrained
 // model's (torch parity of every optimizer's update is optimizer_trajectory_test's).
 TEST(CliTrain, AnotherOptimizerLearns) {

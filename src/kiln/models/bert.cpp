@@ -165,6 +165,8 @@ BertClassifier bert_for_sequence_classification(Graph& graph, const BertConfig& 
                                      config.initializer_range);
   model.logits = classifier(model.dropout(bert.pooled_output, rate));
   if (!options.with_labels) return model;
+  check(options.label_smoothing == 0.0 || problem == "single_label_classification",
+        "--label_smoothing_factor", "smooths class labels; this model's problem_type is ", problem);
 
   if (problem == "regression") {
     // HF squeezes [batch, 1] logits to match [batch] labels.
@@ -172,7 +174,8 @@ BertClassifier bert_for_sequence_classification(Graph& graph, const BertConfig& 
     model.loss =
         real_rows_mean(squared_error(prediction, model.labels), model.inputs.attention_mask);
   } else if (problem == "single_label_classification") {
-    model.loss = cross_entropy(model.logits, model.labels);
+    model.loss =
+        label_smoothed_cross_entropy(model.logits, model.labels, options.label_smoothing);
   } else if (problem == "multi_label_classification") {
     model.loss = real_rows_mean(bce_with_logits(model.logits, model.labels),
                                 model.inputs.attention_mask);

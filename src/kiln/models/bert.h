@@ -25,6 +25,10 @@ struct BertBuildOptions {
   // ([mlm_predictions] each: flat positions in [batch * seq] and their ids, -100 for padding)
   // and the head computes logits only there; 0: `labels` [batch, seq], logits everywhere.
   int64_t mlm_predictions = 0;
+  // The Trainer's label_smoothing_factor: the losses over class labels (single-label
+  // classification, masked LM) are label_smoothed_cross_entropy's, as transformers' LabelSmoother
+  // computes them for models with a `labels` input; other losses refuse it.
+  double label_smoothing = 0.0;
 };
 
 // Graph inputs of a batch, each [batch, seq] of options.index_dtype.

@@ -5,6 +5,7 @@
 #include "kiln/ir/ops.h"
 #include "kiln/nn/activation.h"
 #include "kiln/nn/layers.h"
+#include "kiln/nn/loss.h"
 
 namespace kiln {
 namespace {
@@ -87,11 +88,13 @@ BertMaskedLM bert_for_masked_lm(Graph& graph, const BertConfig& config,
   decoder.bias = bias;
   model.logits = decoder(states);
   if (!options.with_labels) return model;
+  const double smoothing = options.label_smoothing;
   if (predictions > 0) {
-    model.loss = cross_entropy(model.logits, model.labels);
+    model.loss = label_smoothed_cross_entropy(model.logits, model.labels, smoothing);
   } else {
-    model.loss = cross_entropy(reshape(model.logits, {batch * seq, config.vocab_size}),
-                               reshape(model.labels, {batch * seq}));
+    model.loss =
+        label_smoothed_cross_entropy(reshape(model.logits, {batch * seq, config.vocab_size}),
+                                     reshape(model.labels, {batch * seq}), smoothing);
   }
   return model;
 }

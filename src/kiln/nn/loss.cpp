@@ -21,6 +21,19 @@ Value squared_error(Value prediction, Value target) {
   return diff * diff;
 }
 
+Value label_smoothed_cross_entropy(Value logits, Value labels, double epsilon,
+                                   int64_t ignore_index) {
+  Value nll = cross_entropy(logits, labels, ignore_index);
+  if (epsilon == 0.0) return nll;
+  Value active = cast(ne(labels, scalar_like(labels, static_cast<double>(ignore_index))),
+                      logits.dtype());
+  Value row_sums = neg(reduce_sum(log_softmax(logits), {1}));  // [N]
+  // As cross_entropy, a batch without labels (an empty replica) averages to 0, not NaN.
+  Value count = max(reduce_sum(active), scalar_like(nll, 1.0));
+  Value smoothed = reduce_sum(row_sums * active) / (count * static_cast<double>(logits.dim(1)));
+  return nll * (1.0 - epsilon) + smoothed * epsilon;
+}
+
 Value bce_with_logits(Value logits, Value targets) {
   check_pair(logits, targets, "bce_with_logits");
   Value zero = zeros_like(logits);

@@ -76,7 +76,7 @@ Trainer::Trainer(TrainingArguments args, BertConfig config, TensorMap weights, T
                compile_cache_folder(args_.compile_cache_dir)),
       train_state_(runtime_, weights, replica_count(args_, backend), optimizer_config(args_)),
       programs_(task_, config_, step_config(args_, train_state_.replicas()), runtime_,
-                args_.mlm_probability) {
+                args_.mlm_probability, args_.label_smoothing_factor) {
   dist::Communicator& world = dist::world();
   check(world.size() == 1 || backend.name() == "cpu", "--device", "a run of ", world.size(),
         " processes trains on the cpu backend (the ", backend.name(),

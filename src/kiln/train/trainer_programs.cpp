@@ -13,12 +13,14 @@ struct ModelPrograms::Entry {
 };
 
 ModelPrograms::ModelPrograms(TaskKind task, BertConfig config, TrainStepConfig step_config,
-                             Runtime& runtime, double mlm_probability)
+                             Runtime& runtime, double mlm_probability,
+                             double label_smoothing)
     : task_(task),
       config_(std::move(config)),
       step_config_(step_config),
       runtime_(runtime),
-      mlm_probability_(mlm_probability) {}
+      mlm_probability_(mlm_probability),
+      label_smoothing_(label_smoothing) {}
 
 ModelPrograms::~ModelPrograms() = default;
 
@@ -34,6 +36,7 @@ ModelPrograms::Entry& ModelPrograms::entry(const Key& key, DType index_dtype,
   options.training = training;
   options.with_labels = with_labels;
   options.integer_labels = integer_labels;
+  options.label_smoothing = label_smoothing_;
   if (task_ == TaskKind::masked_lm && with_labels) {
     options.mlm_predictions = mlm_prediction_capacity(batch * length, mlm_probability_);
   }

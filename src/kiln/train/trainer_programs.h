@@ -19,7 +19,7 @@ class ModelPrograms {
  public:
   // mlm_probability sizes the masked-LM head's predictions per batch shape (MlmData's feeds).
   ModelPrograms(TaskKind task, BertConfig config, TrainStepConfig step_config, Runtime& runtime,
-                double mlm_probability);
+                double mlm_probability, double label_smoothing = 0.0);
   ~ModelPrograms();
 
   // The training step for batches of `batch_shape` ([batch, length]); labels are class ids or,
@@ -43,6 +43,7 @@ class ModelPrograms {
   TrainStepConfig step_config_;
   Runtime& runtime_;
   double mlm_probability_;
+  double label_smoothing_;  // BertBuildOptions::label_smoothing
   std::map<Key, std::unique_ptr<Entry>> entries_;
 };
 

@@ -153,6 +153,8 @@ void check_ranges(const TrainingArguments& args) {
   check(args.weight_decay >= 0, "--weight_decay", "Invalid weight_decay value: ",
         args.weight_decay);
   check(args.max_grad_norm >= 0, "--max_grad_norm", "must not be negative: ", args.max_grad_norm);
+  check(args.label_smoothing_factor >= 0 && args.label_smoothing_factor < 1,
+        "--label_smoothing_factor", "must be in [0, 1): ", args.label_smoothing_factor);
   check(args.num_train_epochs >= 0, "--num_train_epochs", "must not be negative: ",
         args.num_train_epochs);
   check(args.warmup_ratio >= 0 && args.warmup_ratio <= 1, "--warmup_ratio",

@@ -92,6 +92,8 @@ struct TrainingArguments {
   std::string optim = "adamw_torch";  // optimizer_names()
   std::string optim_args;            // "key=value,...": the optimizer's own hyper-parameters
   double max_grad_norm = 1.0;
+  // transformers' LabelSmoother epsilon for the losses over class labels (0: plain cross entropy).
+  double label_smoothing_factor = 0.0;
   // A step whose loss or gradient norm is NaN or infinite: "stop" ends training with an error
   // naming the step and the first non-finite tensor; "skip" reports it and leaves parameters and
   // optimizer state as they were (Kiln's own flag; HF has only logging_nan_inf_filter).

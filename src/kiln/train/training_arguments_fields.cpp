@@ -125,6 +125,9 @@ const std::array kFields = {
                   "centered)."},
     ArgumentField{"max_grad_norm", &A::max_grad_norm, kTrain,
                   "Max gradient norm (0 turns clipping off)."},
+    ArgumentField{"label_smoothing_factor", &A::label_smoothing_factor, kTrain,
+                  "The label smoothing epsilon to apply (zero means no label smoothing), to the "
+                  "losses over class labels (classification, mlm)."},
     ArgumentField{"nan_inf_strategy", &A::nan_inf_strategy, kTrain,
                   "When a step's loss or gradient norm is NaN or infinite: stop (report the step "
                   "and the first non-finite tensor, then fail) or skip (report it and leave the "
