@@ -130,7 +130,7 @@ TEST_F(PjrtReplicas, AnyNumberOfReplicasTrainsAsOneDevice) {
 TEST_F(PjrtReplicas, ACheckpointOfReplicasResumesExactly) {
   ClassificationDataset data = examples(30);
   TrainingArguments args = replica_args(4, 1);
-  args.save_strategy = IntervalStrategy::steps;
+  args.save_strategy = SaveStrategy::steps;
   args.save_steps = 3;
   Outcome straight = train(*backend, dir / "straight", data, args);
   const fs::path checkpoint = dir / "straight" / "out" / "checkpoint-3";

@@ -21,7 +21,7 @@ TrainingArguments best_args(const fs::path& output_dir, int64_t max_steps) {
   args.max_steps = max_steps;
   args.eval_strategy = IntervalStrategy::steps;
   args.eval_steps = 2;
-  args.save_strategy = IntervalStrategy::steps;
+  args.save_strategy = SaveStrategy::steps;
   args.save_steps = 2;
   args.load_best_model_at_end = true;
   args.metric_for_best_model = "eval_loss";
@@ -55,6 +55,51 @@ TEST(TrainerBest, RotationKeepsTheBestCheckpoint) {
   EXPECT_EQ(list_checkpoints(dir / "out"),
             (std::vector<fs::path>{dir / "out" / "checkpoint-2", dir / "out" / "checkpoint-8"}));
   EXPECT_NE(run.log.str().find("Deleting older checkpoint"), std::string::npos);
+}
+
+// save_strategy best: a checkpoint at exactly the evaluations that set a new best of
+// metric_for_best_model (computed here from the logged eval losses), none at the end; with
+// load_best_model_at_end the strategies need not match.
+TEST(TrainerBest, SaveStrategyBestSavesOnlyImprovingEvaluations) {
+  fs::path dir = testing::scratch_folder();
+  testing::SentimentSplits data = make_data(dir);
+  TrainingArguments args = testing::tiny_args(dir / "out");
+  args.max_steps = 9;
+  args.eval_strategy = IntervalStrategy::steps;
+  args.eval_steps = 1;
+  args.save_strategy = SaveStrategy::best;
+  args.metric_for_best_model = "accuracy";  // rises and stalls: some evaluations do not improve
+  args.load_best_model_at_end = true;
+  args.learning_rate = 0.05;
+  training_arguments_post_init(args);
+  testing::TinyRun run(dir, args);
+  run.trainer->train(data.train, &data.eval);
+  std::vector<fs::path> expected;
+  std::optional<double> best;
+  int64_t step = 0;
+  for (const nlohmann::json& entry : run.trainer->state().log_history) {
+    if (!entry.contains("eval_accuracy")) continue;
+    ++step;
+    const double accuracy = entry["eval_accuracy"].get<double>();
+    if (!best || accuracy > *best) {
+      best = accuracy;
+      expected.push_back(dir / "out" / ("checkpoint-" + std::to_string(step)));
+    }
+  }
+  ASSERT_EQ(step, 9);
+  ASSERT_LT(expected.size(), 9u) << "every evaluation improved: the test checks nothing";
+  EXPECT_EQ(list_checkpoints(dir / "out"), expected);
+  EXPECT_EQ(run.trainer->state().best_model_checkpoint, expected.back().string());
+}
+
+TEST(TrainerBest, SaveStrategyBestNeedsAMetricAndEvaluations) {
+  TrainingArguments args = testing::tiny_args("out");
+  args.save_strategy = SaveStrategy::best;
+  args.eval_strategy = IntervalStrategy::epoch;
+  EXPECT_THROW(training_arguments_post_init(args), Error);
+  args.metric_for_best_model = "loss";
+  args.eval_strategy = IntervalStrategy::no;
+  EXPECT_THROW(training_arguments_post_init(args), Error);
 }
 
 TEST(TrainerBest, LoadBestModelAtEndLoadsTheBestWeights) {

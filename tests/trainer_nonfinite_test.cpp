@@ -19,7 +19,7 @@ TrainingArguments overflowing_args(const fs::path& output_dir, int64_t max_steps
   TrainingArguments args = testing::tiny_args(output_dir);
   args.learning_rate = 1e30;
   args.max_steps = max_steps;
-  args.save_strategy = IntervalStrategy::steps;
+  args.save_strategy = SaveStrategy::steps;
   args.save_steps = static_cast<double>(max_steps);
   return args;
 }

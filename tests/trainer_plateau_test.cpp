@@ -24,7 +24,7 @@ TrainingArguments plateau_args(const fs::path& output_dir) {
   args.max_steps = 8;
   args.eval_strategy = IntervalStrategy::steps;
   args.eval_steps = 1;
-  args.save_strategy = IntervalStrategy::steps;
+  args.save_strategy = SaveStrategy::steps;
   args.save_steps = 2;
   args.lr_scheduler_type = LrSchedulerType::reduce_lr_on_plateau;
   args.lr_scheduler_kwargs = {{"patience", 1}, {"factor", 0.5}, {"threshold", 0.9}};

@@ -65,7 +65,7 @@ TEST(TrainerResume, ContinuesExactlyAsTheUninterruptedRun) {
     SCOPED_TRACE("checkpoint at step " + std::to_string(stop));
     fs::path out = dir / ("b" + std::to_string(stop)) / "out";
     TrainingArguments args = resumable_args(out);
-    args.save_strategy = IntervalStrategy::steps;
+    args.save_strategy = SaveStrategy::steps;
     args.save_steps = static_cast<double>(stop);
     {
       TinyRun first(out.parent_path(), args, 0.1);
@@ -119,7 +119,7 @@ TEST_P(TrainerResumeOptimizer, ContinuesExactly) {
 
   fs::path out = dir / "b" / "out";
   TrainingArguments args = args_for(out);
-  args.save_strategy = IntervalStrategy::steps;
+  args.save_strategy = SaveStrategy::steps;
   args.save_steps = 6;
   {
     TinyRun first(out.parent_path(), args, 0.1);
@@ -163,7 +163,7 @@ TEST(TrainerResume, CheckpointHoldsEveryFile) {
   args.max_steps = 4;
   args.eval_strategy = IntervalStrategy::steps;
   args.eval_steps = 2;
-  args.save_strategy = IntervalStrategy::steps;
+  args.save_strategy = SaveStrategy::steps;
   args.save_steps = 2;
   args.load_best_model_at_end = true;
   TinyRun run(dir, args);

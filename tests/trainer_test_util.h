@@ -125,7 +125,7 @@ inline TrainingArguments tiny_args(const fs::path& output_dir) {
   args.learning_rate = 1e-2;
   args.max_seq_length = 16;
   args.logging_steps = 1;
-  args.save_strategy = IntervalStrategy::no;
+  args.save_strategy = SaveStrategy::no;
   args.report_to = {"none"};
   args.disable_tqdm = true;
   return args;

@@ -41,7 +41,7 @@ TrainingArguments token_args(const fs::path& output_dir, const std::string& coun
   args.max_seq_length = kMaxSeqLength;
   args.pad_to_max_length = true;
   args.num_train_epochs = 2;
-  args.save_strategy = IntervalStrategy::epoch;
+  args.save_strategy = SaveStrategy::epoch;
   args.include_num_input_tokens_seen = count;
   return args;
 }
@@ -95,7 +95,7 @@ TEST(TrainerTokens, SumsOverReplicas) {
   TrainingArguments args = token_args(dir / "out", "non_padding");
   args.num_devices = 2;
   args.per_device_train_batch_size = kBatch / 2;
-  args.save_strategy = IntervalStrategy::no;
+  args.save_strategy = SaveStrategy::no;
   args.compile_cache_dir = "none";
   training_arguments_post_init(args);
   std::ostringstream log;

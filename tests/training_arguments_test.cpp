@@ -91,7 +91,7 @@ TEST(TrainingArgumentsTest, DefaultsAreHuggingFaces) {
   EXPECT_EQ(args.eval_strategy, IntervalStrategy::no);
   EXPECT_FALSE(args.eval_on_start);
   EXPECT_FALSE(args.eval_steps.has_value());
-  EXPECT_EQ(args.save_strategy, IntervalStrategy::steps);
+  EXPECT_EQ(args.save_strategy, SaveStrategy::steps);
   EXPECT_EQ(args.save_steps, 500);
   EXPECT_FALSE(args.save_total_limit.has_value());
   EXPECT_FALSE(args.load_best_model_at_end);
@@ -191,13 +191,14 @@ TEST(TrainingArgumentsTest, PostInitSplitsAndChecksDebug) {
 TEST(TrainingArgumentsTest, PostInitRejectsWhatHuggingFaceRejects) {
   TrainingArguments args;
   args.eval_strategy = IntervalStrategy::steps;
-  args.save_strategy = IntervalStrategy::epoch;
+  args.save_strategy = SaveStrategy::epoch;
   args.load_best_model_at_end = true;
   EXPECT_EQ(post_init_error(args),
-            "[--load_best_model_at_end] requires the save and eval strategy to match, but found\n"
+            "[--load_best_model_at_end] requires the save and eval strategy to match, except when "
+            "--save_strategy=\"best\", but found\n"
             "- Evaluation strategy: steps\n- Save strategy: epoch");
 
-  args.save_strategy = IntervalStrategy::steps;
+  args.save_strategy = SaveStrategy::steps;
   args.eval_steps = 30;
   args.save_steps = 100;
   EXPECT_EQ(post_init_error(args),
@@ -274,7 +275,7 @@ TEST(TrainingArgumentsTest, PostInitRejectsImpossibleValues) {
   EXPECT_EQ(with([](auto& a) {
               a.early_stopping_patience = 3;
               a.load_best_model_at_end = true;
-              a.save_strategy = IntervalStrategy::no;
+              a.save_strategy = SaveStrategy::no;
             }),
             "[--early_stopping_patience] EarlyStoppingCallback requires IntervalStrategy of steps "
             "or epoch");
@@ -282,7 +283,7 @@ TEST(TrainingArgumentsTest, PostInitRejectsImpossibleValues) {
               a.early_stopping_patience = 3;
               a.load_best_model_at_end = true;
               a.eval_strategy = IntervalStrategy::epoch;
-              a.save_strategy = IntervalStrategy::epoch;
+              a.save_strategy = SaveStrategy::epoch;
             }),
             "");
 }

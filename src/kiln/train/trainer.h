@@ -136,7 +136,8 @@ class Trainer {
   // trainer_checkpoint.cpp.
   void save_checkpoint();
   RngState resume_from(const std::filesystem::path& folder);
-  void determine_best_metric(const nlohmann::json& metrics);
+  // Records metric_for_best_model's value when it is a new best; returns whether it was.
+  bool determine_best_metric(const nlohmann::json& metrics);
   void load_best_model();
   void load_weights(const std::string& file);
 

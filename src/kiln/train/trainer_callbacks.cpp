@@ -40,21 +40,24 @@ void flow_on_step_end(const TrainingArguments& args, const TrainerState& state,
   if (args.eval_strategy == IntervalStrategy::steps && step % state.eval_steps == 0) {
     control.should_evaluate = true;
   }
-  if (args.save_strategy == IntervalStrategy::steps && state.save_steps > 0 &&
+  if (args.save_strategy == SaveStrategy::steps && state.save_steps > 0 &&
       step % state.save_steps == 0) {
     control.should_save = true;
   }
   if (step >= state.max_steps) {
     control.should_training_stop = true;
-    // HF saves at the end of training under any save strategy but "no".
-    if (args.save_strategy != IntervalStrategy::no) control.should_save = true;
+    // HF saves at the end of training under a steps or epoch save strategy ("best" saves only
+    // what improves).
+    if (args.save_strategy == SaveStrategy::steps || args.save_strategy == SaveStrategy::epoch) {
+      control.should_save = true;
+    }
   }
 }
 
 void flow_on_epoch_end(const TrainingArguments& args, TrainerControl& control) {
   if (args.logging_strategy == IntervalStrategy::epoch) control.should_log = true;
   if (args.eval_strategy == IntervalStrategy::epoch) control.should_evaluate = true;
-  if (args.save_strategy == IntervalStrategy::epoch) control.should_save = true;
+  if (args.save_strategy == SaveStrategy::epoch) control.should_save = true;
 }
 
 std::string metric_to_check(const TrainingArguments& args) {

@@ -24,15 +24,17 @@ void Trainer::save_model(const std::string& folder) const {
   training_arguments_write_json((fs::path(folder) / kTrainingArgsName).string(), args_);
 }
 
-void Trainer::determine_best_metric(const nlohmann::json& metrics) {
-  if (!args_.metric_for_best_model) return;
+bool Trainer::determine_best_metric(const nlohmann::json& metrics) {
+  if (!args_.metric_for_best_model) return false;
   double value = metric_value(metrics, metric_to_check(args_));
   bool greater = args_.greater_is_better.value_or(false);
   if (!state_.best_metric ||
       (greater ? value > *state_.best_metric : value < *state_.best_metric)) {
     state_.best_metric = value;
     state_.best_global_step = state_.global_step;
+    return true;
   }
+  return false;
 }
 
 void Trainer::save_checkpoint() {

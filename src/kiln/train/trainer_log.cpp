@@ -73,7 +73,11 @@ void Trainer::maybe_log_save_evaluate() {
   if (control_.should_evaluate) {
     control_.should_evaluate = false;
     const nlohmann::json metrics = evaluate(*eval_data_, "eval");
-    determine_best_metric(metrics);
+    // save_strategy best: an evaluation that finds a new best saves (HF's _maybe_log_save_evaluate;
+    // a save already due, as a stop signal's, stands).
+    if (determine_best_metric(metrics) && args_.save_strategy == SaveStrategy::best) {
+      control_.should_save = true;
+    }
     // ReduceLROnPlateau steps with the metric, after the evaluation (Trainer._evaluate).
     if (schedule_->plateau) schedule_->plateau->step(metric_value(metrics, metric_to_check(args_)));
     if (progress_) progress_->exclude_interval();

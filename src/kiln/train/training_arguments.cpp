@@ -47,19 +47,19 @@ void check_steps(double& steps, std::string_view flag) {
   }
 }
 
-void check_interval_steps(IntervalStrategy strategy, double steps, std::string_view flag,
+void check_interval_steps(bool by_steps, double steps, std::string_view flag,
                           std::string_view strategy_flag) {
-  check(strategy != IntervalStrategy::steps || steps > 0, flag, "must be positive with ",
-        strategy_flag, " steps");
+  check(!by_steps || steps > 0, flag, "must be positive with ", strategy_flag, " steps");
 }
 
 void check_load_best(const TrainingArguments& args) {
-  if (!args.load_best_model_at_end) return;
+  if (!args.load_best_model_at_end || args.save_strategy == SaveStrategy::best) return;
   const std::string_view flag = "--load_best_model_at_end";
-  if (args.eval_strategy != args.save_strategy) {
-    fail(flag, "requires the save and eval strategy to match, but found\n- Evaluation strategy: ",
+  if (interval_strategy_name(args.eval_strategy) != save_strategy_name(args.save_strategy)) {
+    fail(flag, "requires the save and eval strategy to match, except when "
+               "--save_strategy=\"best\", but found\n- Evaluation strategy: ",
          interval_strategy_name(args.eval_strategy),
-         "\n- Save strategy: ", interval_strategy_name(args.save_strategy));
+         "\n- Save strategy: ", save_strategy_name(args.save_strategy));
   }
   if (args.eval_strategy != IntervalStrategy::steps) return;
   double save = args.save_steps, eval = *args.eval_steps;
@@ -206,7 +206,8 @@ void training_arguments_post_init(TrainingArguments& args) {
   check(args.ddp_timeout > 0, "--ddp_timeout", "must be positive, got ", args.ddp_timeout);
   check_steps(args.save_steps, "--save_steps");
   if (args.eval_steps) check_steps(*args.eval_steps, "--eval_steps");
-  check_interval_steps(args.save_strategy, args.save_steps, "--save_steps", "--save_strategy");
+  check_interval_steps(args.save_strategy == SaveStrategy::steps, args.save_steps, "--save_steps",
+                       "--save_strategy");
   check_load_best(args);
 
   if (args.lr_scheduler_type == LrSchedulerType::reduce_lr_on_plateau) {
@@ -216,6 +217,15 @@ void training_arguments_post_init(TrainingArguments& args) {
   if ((args.load_best_model_at_end || args.lr_scheduler_type == LrSchedulerType::reduce_lr_on_plateau) &&
       !args.metric_for_best_model) {
     args.metric_for_best_model = "loss";
+  }
+  if (args.save_strategy == SaveStrategy::best) {
+    check(args.metric_for_best_model.has_value(), "--save_strategy",
+          "`args.metric_for_best_model` must be provided when using 'best' save_strategy or if "
+          "`args.load_best_model_at_end` is set to `True`.");
+    // HF accepts it and never saves; say so instead.
+    check(args.eval_strategy != IntervalStrategy::no, "--save_strategy",
+          "best saves after evaluations that improve metric_for_best_model, and "
+          "--eval_strategy is no");
   }
   if (!args.greater_is_better && args.metric_for_best_model) {
     args.greater_is_better = !args.metric_for_best_model->ends_with("loss");

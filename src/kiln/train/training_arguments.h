@@ -14,8 +14,11 @@
 
 namespace kiln {
 
-// When to log, evaluate or save (HF's IntervalStrategy / SaveStrategy without "best").
+// When to log or evaluate (HF's IntervalStrategy).
 enum class IntervalStrategy { no, steps, epoch };
+// When to save (HF's SaveStrategy): "best" saves after each evaluation that improves
+// metric_for_best_model.
+enum class SaveStrategy { no, steps, epoch, best };
 
 // HF's SchedulerType values that Kiln implements (see lr_schedule.h).
 enum class LrSchedulerType {
@@ -32,6 +35,7 @@ enum class LrSchedulerType {
 };
 
 std::string_view interval_strategy_name(IntervalStrategy strategy);
+std::string_view save_strategy_name(SaveStrategy strategy);
 std::string_view lr_scheduler_type_name(LrSchedulerType type);
 // nullopt for a name that is not a scheduler type.
 std::optional<LrSchedulerType> lr_scheduler_type_from_name(std::string_view name);
@@ -115,7 +119,7 @@ struct TrainingArguments {
   IntervalStrategy eval_strategy = IntervalStrategy::no;
   bool eval_on_start = false;
   std::optional<double> eval_steps;  // unset: logging_steps
-  IntervalStrategy save_strategy = IntervalStrategy::steps;
+  SaveStrategy save_strategy = SaveStrategy::steps;
   double save_steps = 500;
   std::optional<int64_t> save_total_limit;
   bool load_best_model_at_end = false;

@@ -17,6 +17,7 @@ namespace {
 using nlohmann::json;
 
 constexpr std::array<std::string_view, 3> kIntervalNames = {"no", "steps", "epoch"};
+constexpr std::array<std::string_view, 4> kSaveNames = {"no", "steps", "epoch", "best"};
 constexpr std::array<std::string_view, 10> kSchedulerNames = {
     "linear",   "cosine",       "cosine_with_restarts", "polynomial",         "constant",
     "constant_with_warmup", "inverse_sqrt", "reduce_lr_on_plateau", "cosine_with_min_lr",
@@ -25,11 +26,13 @@ constexpr std::array<std::string_view, 10> kSchedulerNames = {
 template <typename E>
 std::span<const std::string_view> enum_names() {
   if constexpr (std::is_same_v<E, IntervalStrategy>) return kIntervalNames;
+  else if constexpr (std::is_same_v<E, SaveStrategy>) return kSaveNames;
   else return kSchedulerNames;
 }
 
 template <typename T>
-constexpr bool is_enum_v = std::is_same_v<T, IntervalStrategy> || std::is_same_v<T, LrSchedulerType>;
+constexpr bool is_enum_v = std::is_same_v<T, IntervalStrategy> || std::is_same_v<T, SaveStrategy> ||
+                          std::is_same_v<T, LrSchedulerType>;
 
 template <typename T> struct Unwrapped { using type = T; };
 template <typename T> struct Unwrapped<std::optional<T>> { using type = T; };
@@ -156,6 +159,7 @@ std::string value_to_text(const T& value) {
 }  // namespace
 
 std::string_view interval_strategy_name(IntervalStrategy strategy) { return enum_name(strategy); }
+std::string_view save_strategy_name(SaveStrategy strategy) { return enum_name(strategy); }
 std::string_view lr_scheduler_type_name(LrSchedulerType type) { return enum_name(type); }
 std::optional<LrSchedulerType> lr_scheduler_type_from_name(std::string_view name) {
   return enum_from_name<LrSchedulerType>(name);

@@ -20,7 +20,8 @@ using ArgumentMember =
                  double TrainingArguments::*, std::optional<double> TrainingArguments::*,
                  std::string TrainingArguments::*, std::optional<std::string> TrainingArguments::*,
                  std::vector<std::string> TrainingArguments::*,
-                 IntervalStrategy TrainingArguments::*, LrSchedulerType TrainingArguments::*,
+                 IntervalStrategy TrainingArguments::*, SaveStrategy TrainingArguments::*,
+                 LrSchedulerType TrainingArguments::*,
                  nlohmann::json TrainingArguments::*>;
 
 struct ArgumentField {
