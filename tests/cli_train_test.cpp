@@ -125,6 +125,26 @@ TEST(CliTrain, TrainingLearnsASeparableTask) {
   EXPECT_GT(evals.back()["eval_accuracy"].get<double>(), majority + 0.1) << trained.output;
 }
 
+// --max_train_samples, --max_eval_samples and --max_predict_samples keep the first examples of
+// each classification split, as run_glue.py's select(range(n)).
+TEST(CliTrain, MaxSamplesKeepTheFirstExamples) {
+  fs::path dir = testing::scratch_folder();
+  std::string model = testing::write_tiny_model_files(dir / "model");
+  fs::path data = testing::write_sentiment_tsv(dir / "data.tsv", 40, 7);
+  fs::path out = dir / "out";
+  testing::CommandResult trained = run_kiln(
+      "train " + model + " " + testing::quick_run_flags(out) + " --train_file " + data.string() +
+      " --validation_file " + data.string() + " --test_file " + data.string() +
+      " --max_train_samples 10 --max_eval_samples 7 --max_predict_samples 5 --do_eval"
+      " --do_predict --max_steps 1 --save_strategy no --report_to none");
+  ASSERT_EQ(trained.exit_code, 0) << trained.output;
+  const nlohmann::json results = testing::read_json(out / "all_results.json");
+  EXPECT_EQ(results["train_samples"], 10) << results;
+  EXPECT_EQ(results["eval_samples"], 7) << results;
+  const std::string predictions = testing::read_text(out / "predict_results.txt");
+  EXPECT_EQ(std::count(predictions.begin(), predictions.end(), '\n'), 1 + 5) << predictions;
+}
+
 // --label_smoothing_factor reaches the loss: a trained (confident) classifier's eval loss is
 // larger with smoothing (the mean of -log p over the classes exceeds -log p of the right one),
 // and a regression model refuses it (LabelSmoother needs class labels).

@@ -1,6 +1,7 @@
 // The data of a run: train, evaluation and test files with run_glue.py's label rules, and the
 // deterministic validation split of the train file.
 #include <algorithm>
+#include <numeric>
 
 #include "kiln/io/dataset_order.h"
 #include "kiln/ir/error.h"
@@ -33,6 +34,14 @@ std::string joined(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;
   return out;
+}
+
+// The first `limit` examples (--max_*_samples, as run_glue.py's dataset.select(range(limit))).
+void keep_first(std::optional<ClassificationDataset>& data, const std::optional<int64_t>& limit) {
+  if (!data || !limit || static_cast<size_t>(*limit) >= data->size()) return;
+  std::vector<size_t> first(static_cast<size_t>(*limit));
+  std::iota(first.begin(), first.end(), size_t{0});
+  data = dataset_subset(*data, first);
 }
 
 }  // namespace
@@ -108,6 +117,9 @@ RunData load_run_data(const RunOptions& options, BertConfig& config, bool need_t
         load(options, required_file(args.test_file, "--test_file", "prediction needs --test_file"),
              labels, false);
   }
+  keep_first(data.train, args.max_train_samples);
+  keep_first(data.eval, args.max_eval_samples);
+  keep_first(data.test, args.max_predict_samples);
   return data;
 }
 
