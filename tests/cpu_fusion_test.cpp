@@ -211,6 +211,8 @@ TEST(CpuFusion, GemmEpiloguesMatchReference) {
     Value summed = r + dot_general(x, w2, plain, DType::f32);
     std::vector<Value> outputs = {biased, scores, summed};
     auto executable = make_cpu_backend()->compile(graph, outputs);
+    // Derived, not recorded: one kernel per product (three products, none shared), each with its
+    // epilogue as post-ops; a missed fusion adds a kernel per unfused epilogue op.
     EXPECT_EQ(executable->stats().kernels, 3);
     testing::expect_matches_reference(graph, outputs, feeds.arguments(), {},
                                       dtype == DType::bf16 ? 10.0 : 1.0);
@@ -229,8 +231,9 @@ TEST(CpuFusion, ScatterAddFillsFromABroadcastConstant) {
     Value updates = feeds.any(dtype, {9, 4});
     Value from_constant = scatter_add(full(graph, 1.5, dtype, {5, 4}), indices, updates, 0);
     auto single = make_cpu_backend()->compile(graph, {from_constant});
-    EXPECT_EQ(single->stats().kernels, 1);
-    // Only bf16 takes scratch: its sums accumulate in f32 (5 x 4 floats, 64-byte aligned).
+    EXPECT_EQ(single->stats().kernels, 1);  // the scatter alone: the broadcast needs no kernel
+    // Only bf16 takes scratch: its sums accumulate in f32 (5 x 4 floats = 80 bytes, rounded up
+    // to the arena's 64-byte alignment: 128).
     EXPECT_EQ(single->stats().arena_bytes, dtype == DType::bf16 ? 128 : 0);
     Value from_argument = scatter_add(feeds.any(dtype, {5, 4}), indices, updates, 0);
     testing::expect_matches_reference(graph, {from_constant, from_argument}, feeds.arguments());
