@@ -97,26 +97,43 @@ std::string name_list(const std::vector<std::string>& names) {
   return out;
 }
 
-void read_string_labels(const Table& table, size_t column, const ClassificationOptions& options,
+using LabelIds = std::map<std::string, int32_t, std::less<>>;
+
+// Sets dataset.label_names to the given set (a model's id2label), else to the sorted unique
+// labels `seen` (run_glue.py and run_classification.py: label_list.sort()); returns each
+// name's id.
+LabelIds name_label_ids(std::vector<std::string> seen, const ClassificationOptions& options,
                         ClassificationDataset& dataset) {
   dataset.label_names = options.label_names;
-  if (dataset.label_names.empty()) {  // run_glue.py: label_list = sorted(unique(labels))
-    for (size_t r = 0; r < table.size(); ++r) dataset.label_names.push_back(table.cell(r, column).text);
-    std::sort(dataset.label_names.begin(), dataset.label_names.end());
-    dataset.label_names.erase(std::unique(dataset.label_names.begin(), dataset.label_names.end()),
-                              dataset.label_names.end());
+  if (dataset.label_names.empty()) {
+    std::sort(seen.begin(), seen.end());
+    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+    dataset.label_names = std::move(seen);
   }
-  std::map<std::string, int32_t, std::less<>> id_of;
+  LabelIds ids;
   for (size_t i = 0; i < dataset.label_names.size(); ++i) {
-    id_of.emplace(dataset.label_names[i], static_cast<int32_t>(i));
+    ids.emplace(dataset.label_names[i], static_cast<int32_t>(i));
   }
+  return ids;
+}
+
+// The id of `label`; a label outside the set is an Error naming where it is.
+int32_t label_id(const LabelIds& ids, const std::string& label, const std::string& where,
+                 const ClassificationDataset& dataset) {
+  auto it = ids.find(label);
+  if (it == ids.end()) {
+    fail(where, "unknown label '", label, "' (labels: ", name_list(dataset.label_names), ")");
+  }
+  return it->second;
+}
+
+void read_string_labels(const Table& table, size_t column, const ClassificationOptions& options,
+                        ClassificationDataset& dataset) {
+  std::vector<std::string> seen;
+  for (size_t r = 0; r < table.size(); ++r) seen.push_back(table.cell(r, column).text);
+  const LabelIds ids = name_label_ids(std::move(seen), options, dataset);
   for (size_t r = 0; r < table.size(); ++r) {
-    const std::string& label = table.cell(r, column).text;
-    auto it = id_of.find(label);
-    if (it == id_of.end()) {
-      fail(table.where(r), "unknown label '", label, "' (labels: ", name_list(dataset.label_names), ")");
-    }
-    dataset.label_ids.push_back(it->second);
+    dataset.label_ids.push_back(label_id(ids, table.cell(r, column).text, table.where(r), dataset));
   }
 }
 
@@ -232,28 +249,13 @@ void read_label_lists(const Table& table, size_t column, size_t first_list,
           " is (multi-label): write it as [] or [\"name\", ...]");
     lists.push_back(label_list(cell, table.where(r)));
   }
-  dataset.label_names = options.label_names;
-  if (dataset.label_names.empty()) {  // run_classification.py: sorted(set(every label))
-    for (const auto& list : lists) {
-      dataset.label_names.insert(dataset.label_names.end(), list.begin(), list.end());
-    }
-    std::sort(dataset.label_names.begin(), dataset.label_names.end());
-    dataset.label_names.erase(std::unique(dataset.label_names.begin(), dataset.label_names.end()),
-                              dataset.label_names.end());
-  }
-  std::map<std::string, int32_t, std::less<>> id_of;
-  for (size_t i = 0; i < dataset.label_names.size(); ++i) {
-    id_of.emplace(dataset.label_names[i], static_cast<int32_t>(i));
-  }
+  std::vector<std::string> seen;
+  for (const auto& list : lists) seen.insert(seen.end(), list.begin(), list.end());
+  const LabelIds id_of = name_label_ids(std::move(seen), options, dataset);
   for (size_t r = 0; r < lists.size(); ++r) {
     std::vector<int32_t> ids;
     for (const std::string& label : lists[r]) {
-      auto it = id_of.find(label);
-      if (it == id_of.end()) {
-        fail(table.where(r), "unknown label '", label, "' (labels: ",
-             name_list(dataset.label_names), ")");
-      }
-      ids.push_back(it->second);
+      ids.push_back(label_id(id_of, label, table.where(r), dataset));
     }
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
