@@ -202,7 +202,8 @@ std::vector<std::string> python_list_items(std::string_view inner, const std::st
       ++i;
     } else {
       size_t end = inner.find(',', i);
-      item = std::string(trim_spaces(inner.substr(i, end == std::string_view::npos ? end : end - i)));
+      const size_t length = end == std::string_view::npos ? end : end - i;
+      item = std::string(trim_spaces(inner.substr(i, length)));
       check(!item.empty(), where, "empty item in the label list");
       i = end == std::string_view::npos ? inner.size() : end;
     }
