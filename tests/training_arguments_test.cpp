@@ -485,6 +485,19 @@ TEST(TrainingArgumentsJsonTest, LrSchedulerKwargsIsAJsonObject) {
             "[" + file.string() + "] key 'lr_scheduler_kwargs': expected a JSON object, got [2]");
 }
 
+// transformers 4.x wrote include_num_input_tokens_seen as a JSON boolean (a bool or a str in
+// 5.x); true counts every token, false none.
+TEST(TrainingArgumentsJsonTest, BooleanTokenCountingFromOlderArgumentFiles) {
+  for (auto [text, expected] : {std::pair{"true", "all"}, std::pair{"false", "no"}}) {
+    fs::path file = scratch_folder() / "args.json";
+    write_text(file, std::string(R"({"include_num_input_tokens_seen": )") + text + "}");
+    TrainingArguments args;
+    training_arguments_load_json(args, file.string());
+    training_arguments_post_init(args);
+    EXPECT_EQ(args.include_num_input_tokens_seen, expected) << text;
+  }
+}
+
 // transformers 4.x took evaluation_strategy (with a FutureWarning) for eval_strategy.
 TEST(TrainingArgumentsJsonTest, EvaluationStrategyIsTheOldNameOfEvalStrategy) {
   const std::string warning =

@@ -124,6 +124,9 @@ std::optional<T> value_from_json(const json& value) {
     if (value.is_string()) return json_object_from_text(value.get<std::string>());
   } else {
     if (value.is_string()) return value.get<std::string>();
+    // HF's Union[bool, str] fields (include_num_input_tokens_seen, resume_from_checkpoint) are
+    // written as JSON booleans; their words "true"/"false" mean the same here.
+    if (value.is_boolean()) return std::string(value.get<bool>() ? "true" : "false");
   }
   return std::nullopt;
 }
