@@ -58,6 +58,8 @@ TEST(CliUsage, EveryKindOfUsageErrorExitsWithTwo) {
   expect_usage_error("train --task question_answering",
                      "[--task] 'question_answering' is not one of: classification, qa, mlm");
   expect_usage_error("train --report_to wandb", "[--report_to] 'wandb' is not one of: none");
+  expect_usage_error("train --config_name tiny --lr_scheduler_kwargs '{\"power\": 2}'",
+                     "[--lr_scheduler_kwargs] key 'power': the linear scheduler takes no arguments");
   expect_usage_error("train --per_device_train_batch_size 0",
                      "[--per_device_train_batch_size] must be positive");
   expect_usage_error("train --load_best_model_at_end --eval_strategy epoch",

@@ -14,6 +14,7 @@
 
 #include "kiln/compiler/options.h"
 #include "kiln/ir/error.h"
+#include "kiln/train/lr_schedule.h"
 #include "kiln/train/training_arguments_fields.h"
 
 namespace kiln {
@@ -218,6 +219,9 @@ void training_arguments_post_init(TrainingArguments& args) {
       !args.metric_for_best_model) {
     args.metric_for_best_model = "loss";
   }
+  // The scheduler's kwargs are checked here (no check depends on the run's length), so that a
+  // bad key is a usage error before anything loads.
+  lr_schedule_make(args.lr_scheduler_type, args.learning_rate, 0, 1, args.lr_scheduler_kwargs);
   if (args.save_strategy == SaveStrategy::best) {
     check(args.metric_for_best_model.has_value(), "--save_strategy",
           "`args.metric_for_best_model` must be provided when using 'best' save_strategy or if "
