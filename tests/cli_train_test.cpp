@@ -17,6 +17,27 @@ namespace fs = std::filesystem;
 using testing::read_json;
 using testing::run_kiln;
 
+// kiln train on 400 generated sentiment rows (dir/train.tsv, 20% held out) from a tiny model,
+// evaluating before training and after each of 4 epochs, into dir/out; `flags` are added last.
+testing::CommandResult train_evaluating_each_epoch(const fs::path& dir, const std::string& flags) {
+  std::string model = testing::write_tiny_model_files(dir / "model");
+  fs::path train = testing::write_sentiment_tsv(dir / "train.tsv", 400, 31);
+  return run_kiln("train " + model + " " + testing::quick_run_flags(dir / "out") +
+                  " --train_file " + train.string() +
+                  " --validation_split_percentage 20 --num_train_epochs 4 --eval_on_start"
+                  " --eval_strategy epoch --save_strategy no --report_to none" + flags);
+}
+
+// The evaluations' entries of the log history in out/trainer_state.json, in order.
+std::vector<nlohmann::json> eval_entries(const fs::path& out) {
+  std::vector<nlohmann::json> evals;
+  for (const nlohmann::json& entry :
+       trainer_state_load((out / "trainer_state.json").string()).log_history) {
+    if (entry.contains("eval_loss")) evals.push_back(entry);
+  }
+  return evals;
+}
+
 TEST(CliTrain, TrainEvaluatePredictEndToEnd) {
   fs::path dir = testing::scratch_folder();
   std::string model = testing::write_tiny_model_files(dir / "model");
@@ -98,26 +119,17 @@ TEST(CliTrain, TrainEvaluatePredictEndToEnd) {
 // accuracy beats always answering the most common label.
 TEST(CliTrain, TrainingLearnsASeparableTask) {
   fs::path dir = testing::scratch_folder();
-  std::string model = testing::write_tiny_model_files(dir / "model");
-  fs::path train = testing::write_sentiment_tsv(dir / "train.tsv", 400, 31);
-  fs::path out = dir / "out";
-  testing::CommandResult trained = run_kiln(
-      "train " + model + " " + testing::quick_run_flags(out) + " --train_file " + train.string() +
-      " --validation_split_percentage 20 --num_train_epochs 4 --eval_on_start"
-      " --eval_strategy epoch --save_strategy no --report_to none");
+  testing::CommandResult trained = train_evaluating_each_epoch(dir, "");
   ASSERT_EQ(trained.exit_code, 0) << trained.output;
-  TrainerState state = trainer_state_load((out / "trainer_state.json").string());
-  std::vector<nlohmann::json> evals;
-  for (const nlohmann::json& entry : state.log_history) {
-    if (entry.contains("eval_loss")) evals.push_back(entry);
-  }
+  std::vector<nlohmann::json> evals = eval_entries(dir / "out");
   ASSERT_EQ(evals.size(), 5u);  // before training, then after each epoch
   const double first_loss = evals.front()["eval_loss"].get<double>();
   const double last_loss = evals.back()["eval_loss"].get<double>();
   EXPECT_LT(last_loss, 0.8 * first_loss) << trained.output;
   // The most common label's share of the 80 held-out examples.
   // The same split as kiln train's (--seed 3).
-  ClassificationDataset held_out = split_dataset(testing::load_sentiment(train), 0.2, 3).second;
+  ClassificationDataset held_out =
+      split_dataset(testing::load_sentiment(dir / "train.tsv"), 0.2, 3).second;
   ASSERT_EQ(held_out.size(), 80u);
   int64_t positive = 0;
   for (int64_t label : held_out.label_ids) positive += label == 1;
@@ -183,22 +195,13 @@ TEST(CliTrain, LabelSmoothingChangesTheLoss) {
 // model's (torch parity of every optimizer's update is optimizer_trajectory_test's).
 TEST(CliTrain, AnotherOptimizerLearns) {
   fs::path dir = testing::scratch_folder();
-  std::string model = testing::write_tiny_model_files(dir / "model");
-  fs::path train = testing::write_sentiment_tsv(dir / "train.tsv", 400, 31);
-  fs::path out = dir / "out";
-  testing::CommandResult trained = run_kiln(
-      "train " + model + " " + testing::quick_run_flags(out) + " --train_file " + train.string() +
-      " --optim adafactor --learning_rate 0.003 --validation_split_percentage 20"
-      " --num_train_epochs 4 --eval_on_start --eval_strategy epoch --save_strategy no"
-      " --report_to none");
+  testing::CommandResult trained =
+      train_evaluating_each_epoch(dir, " --optim adafactor --learning_rate 0.003");
   ASSERT_EQ(trained.exit_code, 0) << trained.output;
-  std::vector<double> losses;
-  for (const nlohmann::json& entry :
-       trainer_state_load((out / "trainer_state.json").string()).log_history) {
-    if (entry.contains("eval_loss")) losses.push_back(entry["eval_loss"].get<double>());
-  }
-  ASSERT_EQ(losses.size(), 5u);
-  EXPECT_LT(losses.back(), 0.9 * losses.front()) << trained.output;
+  std::vector<nlohmann::json> evals = eval_entries(dir / "out");
+  ASSERT_EQ(evals.size(), 5u);
+  EXPECT_LT(evals.back()["eval_loss"].get<double>(), 0.9 * evals.front()["eval_loss"].get<double>())
+      << trained.output;
 }
 
 TEST(CliTrain, BareBertModelCheckpointGetsANewClassifier) {
