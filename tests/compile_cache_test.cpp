@@ -244,21 +244,20 @@ TEST(RuntimeDiskCache, BackendsThatDoNotSerializeLeaveTheFolderAlone) {
 }
 
 TEST(RuntimeDiskCache, TheFolderFlagDefaultsToTheUsersCacheFolder) {
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  const char* home = std::getenv("HOME");
-  const std::string saved_xdg = xdg ? xdg : "", saved_home = home ? home : "";
-  setenv("XDG_CACHE_HOME", "/xdg", 1);
-  EXPECT_EQ(compile_cache_folder(std::nullopt), "/xdg/kiln/compile");
-  unsetenv("XDG_CACHE_HOME");
-  setenv("HOME", "/home/someone", 1);
-  EXPECT_EQ(compile_cache_folder(std::nullopt), "/home/someone/.cache/kiln/compile");
-  unsetenv("HOME");
+  {
+    testing::ScopedEnvironment xdg("XDG_CACHE_HOME", "/xdg");
+    EXPECT_EQ(compile_cache_folder(std::nullopt), "/xdg/kiln/compile");
+  }
+  testing::ScopedEnvironment xdg("XDG_CACHE_HOME", std::nullopt);
+  {
+    testing::ScopedEnvironment home("HOME", "/home/someone");
+    EXPECT_EQ(compile_cache_folder(std::nullopt), "/home/someone/.cache/kiln/compile");
+  }
+  testing::ScopedEnvironment home("HOME", std::nullopt);
   EXPECT_EQ(compile_cache_folder(std::nullopt), "");
   EXPECT_EQ(compile_cache_folder("none"), "");
   EXPECT_EQ(compile_cache_folder(""), "");
   EXPECT_EQ(compile_cache_folder("/tmp/programs"), "/tmp/programs");
-  if (xdg) setenv("XDG_CACHE_HOME", saved_xdg.c_str(), 1);
-  if (home) setenv("HOME", saved_home.c_str(), 1);
 }
 
 TEST(PjrtCompileCache, ASecondRuntimeLoadsTheProgramAndComputesTheSame) {

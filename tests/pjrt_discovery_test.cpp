@@ -2,9 +2,7 @@
 // errors of plugins that cannot be loaded, and the device choice when none is found.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <fstream>
-#include <optional>
 
 #include "kiln/backends/pjrt/pjrt_backend.h"
 #include "kiln/backends/pjrt/pjrt_client.h"
@@ -55,23 +53,6 @@ TEST(PjrtDiscovery, FindsPluginsInPreferenceOrderEachOnce) {
   EXPECT_EQ(found[4].found_by, "jax-cuda13-pjrt package");
 }
 
-// Sets an environment variable for the rest of a scope, then restores it.
-class ScopedEnvironment {
- public:
-  ScopedEnvironment(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnvironment() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
 // `pip install xla-cpu-pjrt` under pyenv: PATH holds ~/.pyenv/shims, whose python3 is a script,
 // and the package lies under ~/.pyenv/versions/<version>.
 TEST(PjrtDiscovery, FindsAPluginInstalledByAPythonBehindPyenvShims) {
@@ -81,8 +62,8 @@ TEST(PjrtDiscovery, FindsAPluginInstalledByAPythonBehindPyenvShims) {
                                 "xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so");
   fs::path selected = touch(root / "versions/3.12.4/lib/python3.12/site-packages/"
                                    "xla_plugins/xla_cpu_pjrt/xla_cpu_pjrt.so");
-  ScopedEnvironment path("PATH", (root / "shims").string());
-  ScopedEnvironment version("PYENV_VERSION", "3.12.4");
+  testing::ScopedEnvironment path("PATH", (root / "shims").string());
+  testing::ScopedEnvironment version("PYENV_VERSION", "3.12.4");
 
   std::vector<pjrt::PluginLocation> found =
       pjrt::discover_plugins(pjrt::discovery_sources(""));
