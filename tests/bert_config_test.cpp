@@ -1,6 +1,6 @@
 // BertConfig: Hugging Face defaults, files written by transformers 4 and 5, label maps, the
 // written text, presets, and an error naming the file and key for each invalid config.
-#include "kiln/io/bert_config.h"
+#include "kiln/models/bert_config.h"
 #include "support/testing.h"
 
 #include <gtest/gtest.h>

@@ -14,7 +14,7 @@
 #include "kiln/backends/reference/reference_backend.h"
 #include "kiln/compiler/passes.h"
 #include "kiln/compiler/pipeline.h"
-#include "kiln/io/bert_config.h"
+#include "kiln/models/bert_config.h"
 #include "kiln/models/bert.h"
 #include "kiln/runtime/runtime.h"
 #include "kiln/train/dropout_keys.h"

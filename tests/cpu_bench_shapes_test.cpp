@@ -19,7 +19,7 @@
 #include <cmath>
 
 #include "cpu_test_util.h"
-#include "kiln/io/bert_config.h"
+#include "kiln/models/bert_config.h"
 #include "kiln/models/bert.h"
 #include "kiln/runtime/runtime.h"
 #include "kiln/train/dropout_keys.h"

@@ -5,7 +5,7 @@
 
 #include "cpu_test_util.h"
 #include "kiln/autodiff/grad.h"
-#include "kiln/io/bert_config.h"
+#include "kiln/models/bert_config.h"
 #include "kiln/models/bert.h"
 #include "kiln/train/dropout_keys.h"
 

@@ -6,7 +6,7 @@
 
 #include "cpu_test_util.h"
 #include "kiln/backends/pjrt/pjrt_backend.h"
-#include "kiln/io/bert_config.h"
+#include "kiln/models/bert_config.h"
 #include "kiln/models/bert.h"
 #include "kiln/runtime/runtime.h"
 #include "kiln/train/dropout_keys.h"

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "cli_test_util.h"
-#include "kiln/io/bert_config.h"
+#include "kiln/models/bert_config.h"
 #include "kiln/train/checkpoint.h"
 #include "kiln/train/lr_schedule.h"
 

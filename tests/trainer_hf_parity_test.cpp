@@ -6,7 +6,7 @@
 
 #include <numeric>
 
-#include "kiln/io/bert_config.h"
+#include "kiln/models/bert_config.h"
 #include "kiln/io/json_util.h"
 #include "trainer_test_util.h"
 

@@ -11,7 +11,7 @@
 
 #include "kiln/autodiff/grad.h"
 #include "kiln/backends/reference/reference_backend.h"
-#include "kiln/io/bert_config.h"
+#include "kiln/models/bert_config.h"
 #include "kiln/ir/ops.h"
 #include "kiln/ir/philox.h"
 #include "kiln/models/bert.h"

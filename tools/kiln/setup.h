@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "kiln/backends/backend.h"
-#include "kiln/io/bert_config.h"
+#include "kiln/models/bert_config.h"
 #include "kiln/io/dataset.h"
 #include "kiln/io/tokenizer.h"
 #include "kiln/train/task.h"

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "kiln/io/bert_config.h"
+#include "kiln/models/bert_config.h"
 #include "kiln/nn/dropout.h"
 #include "kiln/nn/parameter_set.h"
 

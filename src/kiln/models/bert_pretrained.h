@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "kiln/io/bert_config.h"
+#include "kiln/models/bert_config.h"
 #include "kiln/nn/parameter_set.h"
 
 namespace kiln {

@@ -1,6 +1,6 @@
 // BertConfig: config.json reading (typed fields, label maps, unknown keys kept), checks, writing
 // and the benchmark presets.
-#include "kiln/io/bert_config.h"
+#include "kiln/models/bert_config.h"
 
 #include <algorithm>
 #include <array>
