@@ -112,7 +112,7 @@ void expect_padding_changes_nothing(const fs::path& tsv, const BertConfig& confi
   auto backend = make_reference_backend();
   Runtime runtime(*backend);
   TrainState weights(runtime, testing::initial_weights(config, 11));
-  ModelPrograms programs(TaskKind::classification, config, TrainStepConfig{}, runtime,
+  ModelPrograms programs(ModelHead::sequence_classification, config, TrainStepConfig{}, runtime,
                          TrainingArguments{}.mlm_probability);  // unused by classification
   const bool integer_labels = data.label_kind == LabelKind::classes;
   auto run = [&](size_t batch_size) {

@@ -107,7 +107,7 @@ TEST(TrainingArgumentsTest, DefaultsAreHuggingFaces) {
   // Kiln's choices where HF has none or differs (see training_arguments.h).
   EXPECT_EQ(args.report_to, std::vector<std::string>{"jsonl"});
   EXPECT_FALSE(args.pad_to_max_length);
-  EXPECT_EQ(args.task, "classification");
+  EXPECT_FALSE(args.task.has_value());  // the model's task (classification for a new one)
   EXPECT_EQ(args.device, "auto");
   EXPECT_FALSE(args.early_stopping_patience.has_value());
   EXPECT_EQ(args.early_stopping_threshold, 0.0);  // EarlyStoppingCallback's default

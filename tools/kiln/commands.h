@@ -5,8 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "kiln/io/dataset.h"
-#include "kiln/train/task.h"
+#include "kiln/tasks/task.h"
 #include "kiln/train/trainer.h"
 
 namespace kiln::cli {
@@ -25,18 +24,13 @@ void add_predict_command(CLI::App& app);
 // ../shared/bench/peer/bert_torch.py.
 void add_bench_command(CLI::App& app);
 
-// Evaluates, prints the metrics table and writes eval_results.json / all_results.json.
-void report_evaluation(Trainer& trainer, const ClassificationDataset& data,
+// The task's evaluation of `data`: prints the metrics table and writes eval_results.json /
+// all_results.json.
+void report_evaluation(const Task& task, Trainer& trainer, const TaskData& data,
                        const TrainingArguments& args);
-// qa and mlm: evaluates, prints the metrics table (mlm adds run_mlm.py's perplexity) and
-// writes eval_results.json / all_results.json.
-void report_task_evaluation(Trainer& trainer, const TaskData& data, const TrainingArguments& args);
-// qa: predicts and writes output_dir/predictions.json (question id -> answer, as run_qa.py),
-// nbest_predictions.json and, for SQuAD v2.0, null_odds.json.
-void report_task_predictions(Trainer& trainer, const TaskData& data, const TrainingArguments& args);
-// Predicts and writes output_dir/predict_results.txt ("index\tprediction", as run_glue.py)
-// and predict_results.jsonl (label name and probabilities per example).
-void report_predictions(Trainer& trainer, const ClassificationDataset& data,
+// The task's predictions for `data` (its files in output_dir): prints the metrics table and
+// writes predict_results.json / all_results.json.
+void report_predictions(const Task& task, Trainer& trainer, const TaskData& data,
                         const TrainingArguments& args);
 
 // `kiln --version`: the version, the backends compiled in and the PJRT plugins found.

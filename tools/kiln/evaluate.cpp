@@ -15,19 +15,15 @@ namespace {
 
 void run_evaluate(RunOptions& options) {
   options.args.do_eval = true;
-  SavedModelRun run = open_saved_model(options, "evaluate", true, false);
-  if (run.task_data.eval) {
-    report_task_evaluation(*run.trainer, *run.task_data.eval, options.args);
-  } else {
-    report_evaluation(*run.trainer, *run.data.eval, options.args);
-  }
+  SavedModelRun run = open_saved_model(options, "evaluate", {.eval = true});
+  report_evaluation(*run.task, *run.trainer, *run.data.eval, options.args);
 }
 
 }  // namespace
 
-void report_evaluation(Trainer& trainer, const ClassificationDataset& data,
+void report_evaluation(const Task& task, Trainer& trainer, const TaskData& data,
                        const TrainingArguments& args) {
-  nlohmann::json metrics = trainer.evaluate(data, "eval");
+  nlohmann::json metrics = task.evaluate(trainer, data, args);
   if (!dist::is_main_process()) return;  // the main process writes the results
   metrics["eval_samples"] = data.size();
   std::cout << format_metrics_table("eval", metrics);

@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <iostream>
 
 #include "kiln/io/tokenizer_files.h"
 #include "kiln/ir/error.h"
 #include "kiln/ir/usage_error.h"
-#include "kiln/models/bert.h"
-#include "kiln/train/task.h"
-#include "kiln/models/bert_pretrained.h"
+#include "kiln/models/bert_config.h"
 #include "setup.h"
 
 namespace kiln::cli {
@@ -28,26 +27,18 @@ Tokenizer load_tokenizer(const std::string& source, const char* flag) {
   return tokenizer_load_vocab(source);
 }
 
-// The config.json that --config_name or --model_name_or_path names, or a preset's name.
-std::string config_source(const TrainingArguments& args) {
-  if (!args.config_name) return (fs::path(*args.model_name_or_path) / "config.json").string();
-  if (fs::is_directory(*args.config_name)) {
-    return (fs::path(*args.config_name) / "config.json").string();
-  }
-  return *args.config_name;
-}
-
-BertConfig config_from_name(const std::string& name, const Tokenizer& tokenizer) {
-  if (fs::is_directory(name)) return bert_config_read((fs::path(name) / "config.json").string());
-  if (fs::exists(name)) return bert_config_read(name);
+std::unique_ptr<PretrainedConfig> config_from_name(const std::string& name,
+                                                   const Tokenizer& tokenizer) {
+  if (fs::is_directory(name)) return model_config_read((fs::path(name) / "config.json").string());
+  if (fs::exists(name)) return model_config_read(name);
   check(std::find(kPresets.begin(), kPresets.end(), name) != kPresets.end(), "--config_name", "'",
         name,
         "' is neither a config.json nor a named configuration (tiny, mini, small, "
         "medium, base, large)");
-  BertConfig config = bert_config_preset(name);
-  // A new model's embeddings are sized by its tokenizer.
-  config.vocab_size = tokenizer.vocab_size();
-  config.pad_token_id = tokenizer.pad_id();
+  // The presets are BERT's sizes; a new model's embeddings are sized by its tokenizer.
+  auto config = std::make_unique<BertConfig>(bert_config_preset(name));
+  config->vocab_size = tokenizer.vocab_size();
+  config->pad_token_id = tokenizer.pad_id();
   return config;
 }
 
@@ -59,7 +50,18 @@ std::string name_list(const std::vector<std::string>& names) {
 
 }  // namespace
 
-ModelSetup load_model_config(const TrainingArguments& args) {
+std::string config_path(const TrainingArguments& args) {
+  if (args.config_name) {
+    if (fs::is_directory(*args.config_name)) {
+      return (fs::path(*args.config_name) / "config.json").string();
+    }
+    return *args.config_name;
+  }
+  if (args.model_name_or_path) return (fs::path(*args.model_name_or_path) / "config.json").string();
+  return "";
+}
+
+ModelSetup load_model_config(const TrainingArguments& args, const Task& task) {
   const auto& model_dir = args.model_name_or_path;
   check_usage(model_dir || args.config_name, "--model_name_or_path",
         "give a model: --model_name_or_path DIR (a Hugging Face model folder), or --config_name ",
@@ -75,25 +77,26 @@ ModelSetup load_model_config(const TrainingArguments& args) {
                                         : load_tokenizer(*model_dir, "--model_name_or_path");
   model.config = args.config_name
                      ? config_from_name(*args.config_name, *model.tokenizer)
-                     : bert_config_read((fs::path(*model_dir) / "config.json").string());
-  check(model.tokenizer->vocab_size() <= model.config.vocab_size, "--tokenizer_name",
+                     : model_config_read((fs::path(*model_dir) / "config.json").string());
+  const ModelFamily& family = model_family(*model.config);
+  check(model.tokenizer->vocab_size() <= family.vocab_size(*model.config), "--tokenizer_name",
         "the tokenizer has ", model.tokenizer->vocab_size(),
-        " tokens but the model's vocab_size is ", model.config.vocab_size);
-  // BertForQuestionAnswering's qa_outputs gives start and end logits: num_labels is 2.
-  if (task_kind(args.task) == TaskKind::question_answering && model.config.num_labels() != 2) {
-    model.config.set_num_labels(2);
-  }
+        " tokens but the model's vocab_size is ", family.vocab_size(*model.config));
+  // The Trainer trains the head the architectures name.
+  model.config->architectures = {family.architecture(task.head())};
+  task.adapt_config(*model.config);
   return model;
 }
 
-void load_model_weights(ModelSetup& model, const TrainingArguments& args, std::ostream& log) {
-  const TaskKind task = task_kind(args.task);
-  const std::string architecture = task_architecture(task);
+void load_model_weights(ModelSetup& model, const Task& task, const TrainingArguments& args,
+                        std::ostream& log) {
+  const ModelFamily& family = model_family(*model.config);
+  const std::string architecture = family.architecture(task.head());
   Graph graph;
-  ParameterSet params = task_parameters(task, graph, model.config);
+  ParameterSet params = family.parameters(task.head(), graph, *model.config);
   if (args.model_name_or_path) {
     const std::string& dir = *args.model_name_or_path;
-    LoadReport report = bert_load_weights(params, dir, /*strict=*/false);
+    LoadReport report = family.load_weights(params, dir, /*strict=*/false);
     // transformers only warns about names it did not match; none matched is no BERT at all.
     check(report.missing.size() < params.size(), (fs::path(dir) / "model.safetensors").string(),
           "none of its tensors is a parameter of ", architecture, " (unexpected: ",
@@ -117,10 +120,16 @@ void load_model_weights(ModelSetup& model, const TrainingArguments& args, std::o
   params.initialize(args.seed);
   model.weights = params.state_dict();
   // Last of the model's checks, so that a broken data file or weights file is reported first.
-  check(args.max_seq_length <= model.config.max_position_embeddings, config_source(args),
-        "\"max_position_embeddings\" ", model.config.max_position_embeddings,
+  check(args.max_seq_length <= family.max_positions(*model.config), config_path(args),
+        "\"max_position_embeddings\" ", family.max_positions(*model.config),
         " is shorter than --max_seq_length ", args.max_seq_length,
         ": the model cannot take sequences that long");
+}
+
+std::unique_ptr<Trainer> make_trainer(const TrainingArguments& args, ModelSetup& model,
+                                      Backend& backend) {
+  return std::make_unique<Trainer>(args, *model.config, std::move(model.weights),
+                                   std::move(*model.tokenizer), backend, std::cerr);
 }
 
 }  // namespace kiln::cli

@@ -2,6 +2,7 @@
 #include <omp.h>
 
 #include <cstdlib>
+#include <iostream>
 
 #include "kiln/backends/cpu/cpu_backend.h"
 #include "kiln/backends/pjrt/pjrt_backend.h"
@@ -9,7 +10,7 @@
 #include "kiln/dist/communicator.h"
 #include "kiln/ir/error.h"
 #include "kiln/ir/usage_error.h"
-#include "kiln/train/task.h"
+#include "kiln/tasks/registry.h"
 #include "kiln/train/training_arguments_cli.h"
 #include "setup.h"
 
@@ -32,7 +33,19 @@ void add_run_flags(CLI::App& command, RunOptions& options,
       ->default_str("None");
 }
 
-void finish_arguments(TrainingArguments& args) {
+void finish_arguments(TrainingArguments& args, bool task_of_the_model) {
+  // First: post-init's checks read --task. Training defaults to classification, as a
+  // pretrained checkpoint's architectures (BertForMaskedLM) name the task it was trained for,
+  // not the one it is fine-tuned for.
+  if (!task_of_the_model) {
+    args.task = args.task.value_or("classification");
+  } else if (!args.task) {
+    args.task = task_of_model(config_path(args));
+    if (dist::is_main_process()) {
+      std::cerr << "--task " << *args.task << " (the model's, from " << config_path(args)
+                << ")\n";
+    }
+  }
   // Every check of post-init is about the arguments alone: a usage error.
   try {
     training_arguments_post_init(args);

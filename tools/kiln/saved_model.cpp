@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kiln/ir/usage_error.h"
+#include "kiln/tasks/registry.h"
 #include "setup.h"
 
 namespace kiln::cli {
@@ -48,24 +49,19 @@ std::span<const std::string_view> predict_flag_names() {
   return names;
 }
 
-SavedModelRun open_saved_model(RunOptions& options, const std::string& command, bool need_eval,
-                               bool need_test) {
+SavedModelRun open_saved_model(RunOptions& options, const std::string& command,
+                               SplitsWanted wanted) {
   TrainingArguments& args = options.args;
-  finish_arguments(args);
+  finish_arguments(args, /*task_of_the_model=*/true);
   SavedModelRun run;
   run.backend = make_backend(args);
   check_usage(args.model_name_or_path.has_value(), "--model_name_or_path",
         "kiln ", command, " needs a trained model folder");
-  ModelSetup model = load_model_config(args);
-  if (task_kind(args.task) == TaskKind::classification) {
-    run.data = load_run_data(options, model.config, false, need_eval, need_test, std::cerr);
-  } else {
-    run.task_data =
-        load_task_data(args, *model.tokenizer, false, need_eval, need_test, std::cerr);
-  }
-  load_model_weights(model, args, std::cerr);
-  run.trainer = std::make_unique<Trainer>(args, model.config, std::move(model.weights),
-                                          std::move(*model.tokenizer), *run.backend, std::cerr);
+  run.task = &find_task(*args.task);
+  ModelSetup model = load_model_config(args, *run.task);
+  run.data = run.task->load_data(options, *model.tokenizer, *model.config, wanted, std::cerr);
+  load_model_weights(model, *run.task, args, std::cerr);
+  run.trainer = make_trainer(args, model, *run.backend);
   return run;
 }
 

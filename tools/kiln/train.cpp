@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "help_format.h"
 #include "kiln/dist/communicator.h"
+#include "kiln/tasks/registry.h"
 #include "kiln/train/checkpoint.h"
 #include "kiln/train/log_metrics.h"
 #include "kiln/train/results_files.h"
@@ -41,27 +42,10 @@ void stop_if_interrupted(const Trainer& trainer, const TrainingArguments& args) 
   throw ExitWith{128 + signal_number};
 }
 
-// qa and mlm: the same job over TaskData.
-void run_task_train(const TrainingArguments& args, ModelSetup& model, Backend& backend,
-                    const std::optional<fs::path>& resume) {
-  TaskRunData data =
-      load_task_data(args, *model.tokenizer, true, args.do_eval, args.do_predict, std::cerr);
-  load_model_weights(model, args, std::cerr);
-  Trainer trainer(args, model.config, std::move(model.weights), std::move(*model.tokenizer),
-                  backend, std::cerr);
-  install_stop_signal_handlers();
-  nlohmann::json metrics = trainer.train(*data.train, data.eval.get(), resume);
-  stop_if_interrupted(trainer, args);
-  metrics["train_samples"] = data.train->size();
-  finish_training(trainer, metrics, args);
-  if (args.do_eval) report_task_evaluation(trainer, *data.eval, args);
-  if (args.do_predict) report_task_predictions(trainer, *data.test, args);
-}
-
 void run_train(RunOptions& options) {
   TrainingArguments& args = options.args;
   args.do_train = true;
-  finish_arguments(args);
+  finish_arguments(args, /*task_of_the_model=*/false);
   std::unique_ptr<Backend> backend = make_backend(args);
   std::optional<fs::path> resume = checkpoint_to_resume(args);
   if (resume && !args.resume_from_checkpoint && dist::is_main_process()) {
@@ -69,23 +53,19 @@ void run_train(RunOptions& options) {
               << ". To avoid this behavior, change the `--output_dir` or add "
                  "`--overwrite_output_dir` to train from scratch.\n";
   }
-  ModelSetup model = load_model_config(args);
-  if (task_kind(args.task) != TaskKind::classification) {
-    run_task_train(args, model, *backend, resume);
-    return;
-  }
-  RunData data =
-      load_run_data(options, model.config, true, args.do_eval, args.do_predict, std::cerr);
-  load_model_weights(model, args, std::cerr);
-  Trainer trainer(args, model.config, std::move(model.weights), std::move(*model.tokenizer),
-                  *backend, std::cerr);
+  const Task& task = find_task(*args.task);
+  ModelSetup model = load_model_config(args, task);
+  TaskSplits data = task.load_data(options, *model.tokenizer, *model.config,
+                                   {true, args.do_eval, args.do_predict}, std::cerr);
+  load_model_weights(model, task, args, std::cerr);
+  std::unique_ptr<Trainer> trainer = make_trainer(args, model, *backend);
   install_stop_signal_handlers();
-  nlohmann::json metrics = trainer.train(*data.train, data.eval ? &*data.eval : nullptr, resume);
-  stop_if_interrupted(trainer, args);
+  nlohmann::json metrics = trainer->train(*data.train, data.eval.get(), resume);
+  stop_if_interrupted(*trainer, args);
   metrics["train_samples"] = data.train->size();
-  finish_training(trainer, metrics, args);
-  if (args.do_eval) report_evaluation(trainer, *data.eval, args);
-  if (args.do_predict) report_predictions(trainer, *data.test, args);
+  finish_training(*trainer, metrics, args);
+  if (args.do_eval) report_evaluation(task, *trainer, *data.eval, args);
+  if (args.do_predict) report_predictions(task, *trainer, *data.test, args);
 }
 
 }  // namespace

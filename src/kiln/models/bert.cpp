@@ -134,19 +134,13 @@ BertOutputs bert_model(const BertConfig& config, const BertInputs& inputs, Param
   return out;
 }
 
-std::string bert_problem_type(const BertConfig& config, bool integer_labels) {
-  if (config.problem_type) return *config.problem_type;
-  if (config.num_labels() == 1) return "regression";
-  return integer_labels ? "single_label_classification" : "multi_label_classification";
-}
-
 BertClassifier bert_for_sequence_classification(Graph& graph, const BertConfig& config,
                                                 const BertBuildOptions& options) {
   bert_config_check(config, "bert");
   int64_t batch = options.batch_size, labels_count = config.num_labels();
   BertClassifier model(graph, options.dtype);
   model.inputs = bert_inputs(graph, options);
-  model.problem_type = bert_problem_type(config, options.integer_labels);
+  model.problem_type = problem_type_for(config, options.integer_labels);
   const std::string& problem = model.problem_type;
   if (options.with_labels) {
     if (problem == "single_label_classification") {

@@ -6,30 +6,14 @@
 #include <string>
 
 #include "kiln/models/bert_config.h"
+#include "kiln/models/build_options.h"
 #include "kiln/nn/dropout.h"
 #include "kiln/nn/parameter_set.h"
 
 namespace kiln {
 
-struct BertBuildOptions {
-  int64_t batch_size = 1;
-  int64_t seq_len = 128;           // at most max_position_embeddings
-  DType index_dtype = DType::i64;  // input_ids, token_type_ids, attention_mask: i32 or i64
-  DType dtype = DType::f32;        // parameters and activations
-  bool training = false;           // dropout on, drawn from inputs dropout_seed/_offset
-  bool with_labels = true;         // adds the labels input and the loss
-  // With problem_type unset and num_labels > 1, HF picks the loss by the labels' dtype: integer
-  // labels give single-label cross entropy, float labels multi-label BCE.
-  bool integer_labels = true;
-  // Masked LM with labels: above 0, the labels come as `masked_positions` and `masked_labels`
-  // ([mlm_predictions] each: flat positions in [batch * seq] and their ids, -100 for padding)
-  // and the head computes logits only there; 0: `labels` [batch, seq], logits everywhere.
-  int64_t mlm_predictions = 0;
-  // The Trainer's label_smoothing_factor: the losses over class labels (single-label
-  // classification, masked LM) are label_smoothed_cross_entropy's, as transformers' LabelSmoother
-  // computes them for models with a `labels` input; other losses refuse it.
-  double label_smoothing = 0.0;
-};
+// The options every family's heads take (build_options.h), by BERT's name.
+using BertBuildOptions = ModelBuildOptions;
 
 // Graph inputs of a batch, each [batch, seq] of options.index_dtype.
 struct BertInputs {
@@ -51,10 +35,6 @@ struct BertOutputs {
 BertOutputs bert_model(const BertConfig& config, const BertInputs& inputs, ParameterSet& params,
                        DropoutContext& dropout, const std::string& prefix = "bert",
                        bool add_pooling_layer = true);
-
-// HF's choice of loss: config.problem_type when set, else "regression" for one label, else
-// single- or multi-label classification by the labels' dtype.
-std::string bert_problem_type(const BertConfig& config, bool integer_labels);
 
 // A BertForSequenceClassification graph. Graph inputs, in order: input_ids, token_type_ids,
 // attention_mask, labels (with_labels), dropout_seed and dropout_offset (training), then the

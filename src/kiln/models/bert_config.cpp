@@ -5,9 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "kiln/io/atomic_file.h"
 #include "kiln/io/json_util.h"
@@ -241,12 +239,6 @@ void check_probability(std::string_view where, const char* key, double value) {
 
 }  // namespace
 
-void BertConfig::set_num_labels(int64_t count) {
-  check(count >= 1, "BertConfig", "num_labels must be at least 1, got ", count);
-  id2label.clear();
-  for (int64_t i = 0; i < count; ++i) id2label.push_back("LABEL_" + std::to_string(i));
-}
-
 BertConfig bert_config_parse(std::string_view json_text, std::string_view where) {
   Json object = json_parse(json_text, where);
   if (!object.is_object()) fail(where, "config is a JSON ", object.type_name(), ", not an object");
@@ -278,12 +270,7 @@ BertConfig bert_config_parse(std::string_view json_text, std::string_view where)
 }
 
 BertConfig bert_config_read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot open config");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) fail(path, "cannot read config");
-  return bert_config_parse(text.str(), path);
+  return bert_config_parse(config_file_text(path), path);
 }
 
 void bert_config_check(const BertConfig& config, std::string_view where) {

@@ -3,15 +3,21 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "kiln/models/pretrained_config.h"
+
 namespace kiln {
 
-struct BertConfig {
+// BertConfig's own fields; the labels, problem_type, architectures, model_type, torch_dtype and
+// the uninterpreted keys are PretrainedConfig's.
+struct BertConfig : PretrainedConfig {
+  BertConfig() : PretrainedConfig("bert") {}
+
   int64_t vocab_size = 30522;
   int64_t hidden_size = 768;
   int64_t num_hidden_layers = 12;
@@ -27,23 +33,12 @@ struct BertConfig {
   std::optional<int64_t> pad_token_id = 0;
   std::string position_embedding_type = "absolute";  // the only one Kiln implements
   std::optional<double> classifier_dropout;          // null: heads use hidden_dropout_prob
-  // null, "regression", "single_label_classification" or "multi_label_classification".
-  std::optional<std::string> problem_type;
-  // Class names by id; num_labels is its size. config.json stores it as {"0": name, ...} and
-  // its inverse as label2id. Hugging Face's default is two classes, LABEL_0 and LABEL_1.
-  std::vector<std::string> id2label = {"LABEL_0", "LABEL_1"};
-  std::vector<std::string> architectures;  // e.g. {"BertForSequenceClassification"}
-  std::string model_type = "bert";
-  std::optional<std::string> torch_dtype;  // "float32", "bfloat16", ... ("dtype" in transformers 5)
-  // Keys Kiln does not interpret (use_cache, transformers_version, ...) as JSON text, written
-  // back unchanged: rewriting a config loses nothing.
-  std::map<std::string, std::string> extra;
 
-  int64_t num_labels() const { return static_cast<int64_t>(id2label.size()); }
   int64_t head_size() const { return hidden_size / num_attention_heads; }
-  // Replaces id2label by LABEL_0 .. LABEL_{n-1}, as transformers does for num_labels=n.
-  void set_num_labels(int64_t count);
 
+  std::unique_ptr<PretrainedConfig> clone() const override {
+    return std::make_unique<BertConfig>(*this);
+  }
   bool operator==(const BertConfig&) const = default;
 };
 

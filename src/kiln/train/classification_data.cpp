@@ -9,11 +9,30 @@
 
 namespace kiln {
 
+void check_classification_labels(const ClassificationDataset& data, const PretrainedConfig& config,
+                                 const std::string& where) {
+  check(data.num_labels() == config.num_labels(), where, "the data has ", data.num_labels(),
+        " labels, the model ", config.num_labels());
+  const bool label_sets = data.label_kind == LabelKind::multi_label;
+  check(label_sets == (config.problem_type == "multi_label_classification"), where,
+        label_sets ? "the labels are lists (multi-label) but the model's problem_type is "
+                   : "the labels are single labels but the model's problem_type is ",
+        config.problem_type.value_or("unset"));
+}
+
 ClassificationData::ClassificationData(const ClassificationDataset& dataset,
                                        const Tokenizer& tokenizer, size_t max_seq_length,
                                        std::string glue_task)
     : dataset_(dataset),
       encodings_(encode_dataset(tokenizer, dataset, max_seq_length)),
+      glue_task_(std::move(glue_task)) {}
+
+ClassificationData::ClassificationData(std::shared_ptr<const ClassificationDataset> dataset,
+                                       const Tokenizer& tokenizer, size_t max_seq_length,
+                                       std::string glue_task)
+    : owned_(std::move(dataset)),
+      dataset_(*owned_),
+      encodings_(encode_dataset(tokenizer, dataset_, max_seq_length)),
       glue_task_(std::move(glue_task)) {}
 
 TensorMap ClassificationData::collate(std::span<const size_t> rows, const CollateOptions& options,

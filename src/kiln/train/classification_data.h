@@ -2,14 +2,21 @@
 // their labels, and accuracy/F1 (or MSE) from the logits.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "kiln/io/dataset.h"
 #include "kiln/io/tokenizer.h"
+#include "kiln/models/pretrained_config.h"
 #include "kiln/train/task.h"
 
 namespace kiln {
+
+// The data has as many labels as the model, and label lists exactly when the model's
+// problem_type is multi-label; errors name `where`.
+void check_classification_labels(const ClassificationDataset& data, const PretrainedConfig& config,
+                                 const std::string& where);
 
 class ClassificationData : public TaskData {
  public:
@@ -17,6 +24,9 @@ class ClassificationData : public TaskData {
   // (--task_name; empty: none) picks the metrics.
   ClassificationData(const ClassificationDataset& dataset, const Tokenizer& tokenizer,
                      size_t max_seq_length, std::string glue_task = "");
+  // The same over a dataset it keeps.
+  ClassificationData(std::shared_ptr<const ClassificationDataset> dataset,
+                     const Tokenizer& tokenizer, size_t max_seq_length, std::string glue_task = "");
 
   const std::string& source() const override { return dataset_.source; }
   size_t size() const override { return dataset_.size(); }
@@ -33,6 +43,7 @@ class ClassificationData : public TaskData {
   static std::vector<double> logits(const ForwardOutputs& outputs);
 
  private:
+  std::shared_ptr<const ClassificationDataset> owned_;  // null: the caller keeps the dataset
   const ClassificationDataset& dataset_;
   std::vector<Encoding> encodings_;
   std::string glue_task_;

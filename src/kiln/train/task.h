@@ -1,6 +1,6 @@
-// What the Trainer needs to know about a task: which model head to build for a batch shape
-// (sequence classification, question answering, masked LM), and how a split of its data becomes
-// batches and metrics. The loop, checkpoints and logging are the same for every task.
+// What the Trainer needs to know about a task's data: how a split becomes batches and metrics.
+// The loop, checkpoints and logging are the same for every task; the model head comes from the
+// config's architectures (model_family.h).
 #pragma once
 
 #include <cstdint>
@@ -12,39 +12,12 @@
 #include <nlohmann/json.hpp>
 
 #include "kiln/io/collate.h"
-#include "kiln/models/bert.h"
 #include "kiln/train/train_step.h"
 
 namespace kiln {
 
-enum class TaskKind { classification, question_answering, masked_lm };
-
-// --task: "classification", "qa" or "mlm"; anything else is an Error naming the flag.
-TaskKind task_kind(std::string_view name);
-// The --task names, in TaskKind order.
+// The --task names; each has its recipe in src/kiln/tasks (tasks/registry.cpp).
 std::span<const std::string_view> task_names();
-// The transformers class of the task's model (config.json's architectures).
-std::string task_architecture(TaskKind kind);
-
-// One model graph of a task for one batch shape.
-struct TaskModel {
-  std::vector<Value> outputs;  // per row: logits (classification), start and end logits (qa)
-  Value loss;                  // invalid without labels
-  // f32 scalar: how many terms (rows, or masked tokens) the loss is the mean of, so that data
-  // parallel replicas weight their losses into the loss of the whole batch.
-  Value loss_count;
-  std::vector<Value> params;   // in HF's named_parameters() order
-  std::vector<bool> decay;
-};
-
-// The head of `kind` on BertModel into `graph` (which must outlive the result). Masked LM
-// returns no outputs: its vocabulary-sized logits are only needed for the loss.
-TaskModel build_task_model(TaskKind kind, Graph& graph, const BertConfig& config,
-                           const BertBuildOptions& options);
-
-// The parameters of the task's model (a one-token graph without labels), for loading checkpoints
-// and save_pretrained.
-ParameterSet task_parameters(TaskKind kind, Graph& graph, const BertConfig& config);
 
 // What a forward pass over a split gives: for each output, each row's values (the row's logits;
 // a QA row has one value per token of its bucket), and the loss when the data has labels.

@@ -65,27 +65,28 @@ int64_t real_tokens(const Tensor& attention_mask) {
 
 }  // namespace
 
-Trainer::Trainer(TrainingArguments args, BertConfig config, TensorMap weights, Tokenizer tokenizer,
-                 Backend& backend, std::ostream& log)
+Trainer::Trainer(TrainingArguments args, const PretrainedConfig& config, TensorMap weights,
+                 Tokenizer tokenizer, Backend& backend, std::ostream& log)
     : args_(std::move(args)),
-      task_(task_kind(args_.task)),
-      config_(std::move(config)),
+      config_(config.clone()),
+      family_(model_family(config)),
+      head_(config_head(config, "config")),
       tokenizer_(std::move(tokenizer)),
       log_(log),
       runtime_(backend, [this](const std::string& line) { note(line); },
                compile_cache_folder(args_.compile_cache_dir)),
       train_state_(runtime_, weights, replica_count(args_, backend), optimizer_config(args_)),
-      programs_(task_, config_, step_config(args_, train_state_.replicas()), runtime_,
+      programs_(head_, *config_, step_config(args_, train_state_.replicas()), runtime_,
                 args_.mlm_probability, args_.label_smoothing_factor) {
   dist::Communicator& world = dist::world();
   check(world.size() == 1 || backend.name() == "cpu", "--device", "a run of ", world.size(),
         " processes trains on the cpu backend (the ", backend.name(),
         " backend has no collectives across processes yet)");
   world.set_timeout(static_cast<double>(args_.ddp_timeout));
-  check(args_.max_seq_length <= config_.max_position_embeddings, "--max_seq_length",
+  check(args_.max_seq_length <= family_.max_positions(*config_), "--max_seq_length",
         args_.max_seq_length, " is longer than the model's max_position_embeddings ",
-        config_.max_position_embeddings);
-  config_.architectures = {task_architecture(task_)};
+        family_.max_positions(*config_));
+  config_->architectures = {family_.architecture(head_)};
   // HF's floating_point_ops counts the parameters outside the embeddings.
   for (const auto& [name, value] : weights) {
     parameters_ += value.numel();
@@ -113,16 +114,6 @@ CollateOptions Trainer::collate_options(int64_t batch_size) const {
   return options;
 }
 
-void Trainer::check_labels(const ClassificationDataset& data, const std::string& where) const {
-  check(data.num_labels() == config_.num_labels(), where, "the data has ", data.num_labels(),
-        " labels, the model ", config_.num_labels());
-  const bool label_sets = data.label_kind == LabelKind::multi_label;
-  check(label_sets == (config_.problem_type == "multi_label_classification"), where,
-        label_sets ? "the labels are lists (multi-label) but the model's problem_type is "
-                   : "the labels are single labels but the model's problem_type is ",
-        config_.problem_type.value_or("unset"));
-}
-
 TrainingPlan Trainer::start_run(const TaskData& train_data, const TaskData* eval_data,
                                 const std::optional<fs::path>& resume) {
   check(train_data.has_labels(), train_data.source(), "training data needs labels");
@@ -137,8 +128,8 @@ TrainingPlan Trainer::start_run(const TaskData& train_data, const TaskData* eval
   eval_data_ = eval_data;
   integer_labels_ = train_data.integer_labels();
   // What transformers' forward records on its first batch with labels, and then saves.
-  if (task_ == TaskKind::classification && !config_.problem_type) {
-    config_.problem_type = bert_problem_type(config_, integer_labels_);
+  if (head_ == ModelHead::sequence_classification && !config_->problem_type) {
+    config_->problem_type = problem_type_for(*config_, integer_labels_);
   }
   // The global batch of one micro-step: a slice of per_device_train_batch_size rows per device
   // of every process.
@@ -199,7 +190,7 @@ nlohmann::json Trainer::train(const ClassificationDataset& train_data,
                               const std::optional<fs::path>& resume) {
   check(train_data.label_kind != LabelKind::none, train_data.source,
         "training data needs a label column");
-  check_labels(train_data, train_data.source);
+  check_classification_labels(train_data, *config_, train_data.source);
   const auto max_length = static_cast<size_t>(args_.max_seq_length);
   const std::string glue_task = args_.task_name.value_or("");
   ClassificationData train_rows(train_data, tokenizer_, max_length, glue_task);
@@ -295,6 +286,7 @@ ReplicaFeeds Trainer::replica_feeds(const TaskData& data, const std::vector<size
   // Keyed by the global micro-step and each row's place in the global batch: a resumed run
   // redraws the same masks, and any number of replicas draws those of one device.
   for (size_t r = 0; r < replicas; ++r) {
+    if (!family_.takes_token_type_ids()) feeds[r].erase("token_type_ids");
     feeds[r]["dropout_seed"] = dropout_seed;
     feeds[r]["dropout_offset"] =
         dropout_row_keys(micro_step, static_cast<int64_t>(collate.batch_size),

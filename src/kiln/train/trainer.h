@@ -1,6 +1,6 @@
-// transformers.Trainer for BERT: the training loop over compiled step programs, evaluation,
-// checkpoints and resuming, callbacks and early stopping, logging; for the task that
-// args.task names (classification, qa or mlm; see task.h), whose data come as TaskData.
+// transformers.Trainer: the training loop over compiled step programs, evaluation, checkpoints
+// and resuming, callbacks and early stopping, logging; for any model family and head
+// (model_family.h), whose data come as TaskData (task.h).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +28,7 @@ namespace kiln {
 class JsonlLogWriter;
 class TensorBoardWriter;
 class ProgressBar;
+class ClassificationData;
 
 // What predict() returns: one row of logits per example (num_labels values each), the
 // predicted class (argmax) or regression value, and metrics when the data has labels.
@@ -42,12 +43,13 @@ struct PredictionOutput {
 
 class Trainer {
  public:
-  // `weights` holds every parameter of the task's model (task_parameters) by Hugging Face
-  // name; `tokenizer` is saved beside the model. Messages (checkpoints, compiles, logs, the
+  // Trains the model of `config`'s family with the head its architectures name (sequence
+  // classification when none: see config_head). `weights` holds every parameter of that model
+  // (ModelFamily::parameters) by Hugging Face name; `tokenizer` is saved beside the model. Messages (checkpoints, compiles, logs, the
   // progress bar unless args.disable_tqdm) go to `log`. `args` must have passed post-init.
   // Programs compile through a runtime of the trainer's own on `backend`.
-  Trainer(TrainingArguments args, BertConfig config, TensorMap weights, Tokenizer tokenizer,
-          Backend& backend, std::ostream& log);
+  Trainer(TrainingArguments args, const PretrainedConfig& config, TensorMap weights,
+          Tokenizer tokenizer, Backend& backend, std::ostream& log);
   ~Trainer();
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
@@ -86,6 +88,8 @@ class Trainer {
 
   // Logits and predictions for every example; metrics under "test_" when it has labels.
   PredictionOutput predict(const ClassificationDataset& data);
+  // The same for rows already tokenized (whose labels, if any, the caller checked).
+  PredictionOutput predict(const ClassificationData& rows);
 
   // config.json, model.safetensors, the tokenizer files and training_args.json into `folder`
   // (HF's Trainer.save_model).
@@ -99,7 +103,7 @@ class Trainer {
   TensorMap weights() const { return train_state_.params(); }
   // The devices (replicas) the training steps run on.
   int replicas() const { return train_state_.replicas(); }
-  const BertConfig& config() const { return config_; }
+  const PretrainedConfig& config() const { return *config_; }
   int64_t compiles() const { return runtime_.counters().compiles; }
   RuntimeCounters runtime_counters() const { return runtime_.counters(); }
 
@@ -127,8 +131,6 @@ class Trainer {
   // main process unless disable_tqdm (else null); redrawn in place when log_ is a terminal.
   std::unique_ptr<ProgressBar> batch_progress(size_t batches, std::string_view unit) const;
   bool log_is_tty() const;
-  // The data has as many labels as the model; errors name `where`.
-  void check_labels(const ClassificationDataset& data, const std::string& where) const;
   // trainer_log.cpp: logging and the log/evaluate/save decisions.
   void log(nlohmann::json logs);
   void note(const std::string& line);
@@ -142,8 +144,9 @@ class Trainer {
   void load_weights(const std::string& file);
 
   TrainingArguments args_;
-  TaskKind task_;
-  BertConfig config_;
+  std::unique_ptr<PretrainedConfig> config_;
+  const ModelFamily& family_;
+  ModelHead head_;
   Tokenizer tokenizer_;
   std::ostream& log_;
   Runtime runtime_;

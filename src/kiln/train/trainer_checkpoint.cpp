@@ -6,7 +6,6 @@
 #include "kiln/io/safetensors.h"
 #include "kiln/io/tokenizer_files.h"
 #include "kiln/ir/error.h"
-#include "kiln/models/bert_pretrained.h"
 #include "kiln/train/checkpoint.h"
 #include "kiln/train/trainer.h"
 
@@ -17,9 +16,9 @@ namespace fs = std::filesystem;
 void Trainer::save_model(const std::string& folder) const {
   // A shape-independent ParameterSet holding the current weights, for save_pretrained.
   Graph graph;
-  ParameterSet params = task_parameters(task_, graph, config_);
+  ParameterSet params = family_.parameters(head_, graph, *config_);
   params.load(train_state_.params(), "trainer");
-  bert_save_pretrained(folder, config_, params);
+  family_.save_pretrained(folder, *config_, params);
   tokenizer_save(tokenizer_, folder);
   training_arguments_write_json((fs::path(folder) / kTrainingArgsName).string(), args_);
 }

@@ -45,6 +45,7 @@ ForwardOutputs Trainer::forward(const TaskData& data, bool with_labels,
     if (!runs_batch(world, b)) continue;
     const std::vector<size_t>& rows = batches[b];
     TensorMap feeds = data.collate(rows, collate, with_labels, /*epoch=*/-1);
+    if (!family_.takes_token_type_ids()) feeds.erase("token_type_ids");
     const int64_t compiles_before = compiles();
     std::vector<Tensor> outputs =
         programs_.forward(train_state_, feeds, with_labels, data.integer_labels());
@@ -76,7 +77,7 @@ ForwardOutputs Trainer::forward(const TaskData& data, bool with_labels,
 nlohmann::json Trainer::evaluate(const ClassificationDataset& data, const std::string& prefix) {
   check(data.size() > 0, data.source, "has no examples");
   check(data.label_kind != LabelKind::none, data.source, "has no label column");
-  check_labels(data, data.where(0));
+  check_classification_labels(data, *config_, data.where(0));
   ClassificationData rows(data, tokenizer_, static_cast<size_t>(args_.max_seq_length),
                           args_.task_name.value_or(""));
   return evaluate(rows, prefix);
@@ -102,18 +103,24 @@ nlohmann::json Trainer::evaluate(const TaskData& data, const std::string& prefix
 PredictionOutput Trainer::predict(const ClassificationDataset& data) {
   const bool with_labels = data.label_kind != LabelKind::none;
   check(data.size() > 0, data.source, "has no examples");
-  if (with_labels) check_labels(data, data.where(0));
+  if (with_labels) check_classification_labels(data, *config_, data.where(0));
   ClassificationData rows(data, tokenizer_, static_cast<size_t>(args_.max_seq_length),
                           args_.task_name.value_or(""));
+  return predict(rows);
+}
+
+PredictionOutput Trainer::predict(const ClassificationData& rows) {
+  const ClassificationDataset& data = rows.dataset();
+  const bool with_labels = rows.has_labels();
   ForwardOutputs result = forward(rows, with_labels, "predicting batch");
   PredictionOutput out;
-  out.num_labels = config_.num_labels();
+  out.num_labels = config_->num_labels();
   out.logits = ClassificationData::logits(result);
   const bool regression =
-      data.label_kind == LabelKind::regression || bert_problem_type(config_, true) == "regression";
+      data.label_kind == LabelKind::regression || problem_type_for(*config_, true) == "regression";
   if (regression) {
     out.values = out.logits;
-  } else if (config_.problem_type == "multi_label_classification") {
+  } else if (config_->problem_type == "multi_label_classification") {
     out.label_sets = multi_label_predictions(out.logits, out.num_labels);
   } else {
     out.classes = argmax_rows(out.logits, out.num_labels);

@@ -12,11 +12,12 @@ struct ModelPrograms::Entry {
   std::unique_ptr<TrainStep> step;  // training entries
 };
 
-ModelPrograms::ModelPrograms(TaskKind task, BertConfig config, TrainStepConfig step_config,
-                             Runtime& runtime, double mlm_probability,
-                             double label_smoothing)
-    : task_(task),
-      config_(std::move(config)),
+ModelPrograms::ModelPrograms(ModelHead head, const PretrainedConfig& config,
+                             TrainStepConfig step_config, Runtime& runtime,
+                             double mlm_probability, double label_smoothing)
+    : head_(head),
+      config_(config.clone()),
+      family_(model_family(config)),
       step_config_(step_config),
       runtime_(runtime),
       mlm_probability_(mlm_probability),
@@ -29,7 +30,7 @@ ModelPrograms::Entry& ModelPrograms::entry(const Key& key, DType index_dtype,
   if (auto found = entries_.find(key); found != entries_.end()) return *found->second;
   auto [training, batch, length, with_labels] = key;
   auto made = std::make_unique<Entry>();
-  BertBuildOptions options;
+  ModelBuildOptions options;
   options.batch_size = batch;
   options.seq_len = length;
   options.index_dtype = index_dtype;
@@ -37,10 +38,10 @@ ModelPrograms::Entry& ModelPrograms::entry(const Key& key, DType index_dtype,
   options.with_labels = with_labels;
   options.integer_labels = integer_labels;
   options.label_smoothing = label_smoothing_;
-  if (task_ == TaskKind::masked_lm && with_labels) {
+  if (head_ == ModelHead::masked_lm && with_labels) {
     options.mlm_predictions = mlm_prediction_capacity(batch * length, mlm_probability_);
   }
-  made->model = build_task_model(task_, made->graph, config_, options);
+  made->model = family_.build(head_, made->graph, *config_, options);
   if (training) {
     made->step =
         std::make_unique<TrainStep>(made->graph, made->model.loss, made->model.params,

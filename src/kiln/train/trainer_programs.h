@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "kiln/models/model_family.h"
 #include "kiln/runtime/runtime.h"
 #include "kiln/train/task.h"
 #include "kiln/train/train_step.h"
@@ -17,9 +18,10 @@ namespace kiln {
 
 class ModelPrograms {
  public:
-  // mlm_probability sizes the masked-LM head's predictions per batch shape (MlmData's feeds).
-  ModelPrograms(TaskKind task, BertConfig config, TrainStepConfig step_config, Runtime& runtime,
-                double mlm_probability, double label_smoothing = 0.0);
+  // The graphs of `head` on the model of `config`'s family (model_family.h); mlm_probability
+  // sizes the masked-LM head's predictions per batch shape (MlmData's feeds).
+  ModelPrograms(ModelHead head, const PretrainedConfig& config, TrainStepConfig step_config,
+                Runtime& runtime, double mlm_probability, double label_smoothing = 0.0);
   ~ModelPrograms();
 
   // The training step for batches of `batch_shape` ([batch, length]); labels are class ids or,
@@ -31,19 +33,18 @@ class ModelPrograms {
   std::vector<Tensor> forward(const TrainState& state, const TensorMap& feeds, bool with_labels,
                               bool integer_labels);
 
-  const BertConfig& config() const { return config_; }
-
  private:
   struct Entry;
   using Key = std::tuple<bool, int64_t, int64_t, bool>;  // training, batch, length, labels
   Entry& entry(const Key& key, DType index_dtype, bool integer_labels);
 
-  TaskKind task_;
-  BertConfig config_;
+  ModelHead head_;
+  std::unique_ptr<PretrainedConfig> config_;
+  const ModelFamily& family_;
   TrainStepConfig step_config_;
   Runtime& runtime_;
   double mlm_probability_;
-  double label_smoothing_;  // BertBuildOptions::label_smoothing
+  double label_smoothing_;  // ModelBuildOptions::label_smoothing
   std::map<Key, std::unique_ptr<Entry>> entries_;
 };
 

@@ -128,8 +128,8 @@ void check_ranges(const TrainingArguments& args) {
   check(args.gradient_accumulation_steps >= 1, "--gradient_accumulation_steps",
         "must be positive: ", args.gradient_accumulation_steps);
   check(args.max_seq_length >= 1, "--max_seq_length", "must be positive: ", args.max_seq_length);
-  check(!args.task_name || args.task == "classification", "--task_name",
-        "GLUE metrics apply to --task classification, not ", args.task);
+  check(!args.task_name || args.task.value_or("classification") == "classification",
+        "--task_name", "GLUE metrics apply to --task classification, not ", *args.task);
   check(args.validation_split_percentage >= 0 && args.validation_split_percentage < 100,
         "--validation_split_percentage", "must lie in [0, 100): ",
         args.validation_split_percentage);

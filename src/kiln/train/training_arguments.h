@@ -44,7 +44,9 @@ std::optional<LrSchedulerType> lr_scheduler_type_from_name(std::string_view name
 // not. The model/data fields follow run_glue.py's ModelArguments and DataTrainingArguments.
 struct TrainingArguments {
   // Model and data.
-  std::string task = "classification";
+  // classification, qa or mlm; unset: classification for training, the trained model's task
+  // (its architectures: the CLI's task_of_model) for evaluation and prediction.
+  std::optional<std::string> task;
   std::optional<std::string> model_name_or_path;
   std::optional<std::string> config_name;     // a preset name (tiny, ...) or a config.json path
   std::optional<std::string> tokenizer_name;  // a folder or a vocab.txt

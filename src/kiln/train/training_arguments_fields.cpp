@@ -17,7 +17,7 @@ constexpr std::string_view kTrain = "Training";
 constexpr std::string_view kLog = "Logging, evaluation and checkpoints";
 constexpr std::string_view kRun = "Randomness and hardware";
 
-// The choices of text fields; make_backend and task_kind act on them.
+// The choices of text fields; make_backend and the tasks registry act on them.
 constexpr std::array<std::string_view, 7> kDevices = {
     "auto", "cpu", "reference", "pjrt:cpu", "pjrt:cuda", "pjrt:tpu", "tpu"};
 constexpr std::array<std::string_view, 2> kNanInfStrategies = {"stop", "skip"};
@@ -28,7 +28,9 @@ constexpr std::array<std::string_view, 2> kSamplingStrategies = {"random", "sequ
 const std::array kFields = {
     ArgumentField{"task", &A::task, kModel,
                   "The task: classification (run_glue.py), qa (extractive question answering, "
-                  "run_qa.py) or mlm (masked language modeling, run_mlm.py).",
+                  "run_qa.py) or mlm (masked language modeling, run_mlm.py). Default: "
+                  "classification for train; the trained model's (its config.json's "
+                  "architectures) for evaluate and predict.",
                   task_names()},
     ArgumentField{"model_name_or_path", &A::model_name_or_path, kModel,
                   "A folder with config.json, model.safetensors and tokenizer files."},
