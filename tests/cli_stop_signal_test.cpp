@@ -1,6 +1,6 @@
-// SIGINT and SIGTERM during `kiln train`: the current step finishes, a checkpoint of it is
-// saved, and kiln exits with 128 + the signal number after printing the command that resumes
-// (the same command line with --resume_from_checkpoint), which then continues the run.
+// SIGINT and SIGTERM during `kiln train`, for every task: the current step finishes, a checkpoint
+// of it is saved, and kiln exits with 128 + the signal number after printing the command that
+// resumes (the same command line with --resume_from_checkpoint), which then continues the run.
 #include <gtest/gtest.h>
 
 #include "process_test_util.h"
@@ -15,12 +15,26 @@ using testing::status_str;
 // How each logged step starts on the console (Python's json.dumps of the logs).
 const std::string kLossLine = "{\"epoch\": ";
 
+// The task's data flags on generated files in `dir`.
+std::string task_flags(const std::string& task, const fs::path& dir) {
+  if (task == "qa") {
+    return "--task qa --version_2_with_negative --train_file " +
+           testing::write_questions(dir).string() + " --max_seq_length 16 --doc_stride 4";
+  }
+  if (task == "mlm") {
+    return "--task mlm --train_file " + testing::write_text_corpus(dir).string() +
+           " --max_seq_length 8";
+  }
+  return "--train_file " + testing::write_sentiment_tsv(dir / "train.tsv", 24, 2).string() +
+         " --no_header --column_names label,source,text --max_seq_length 16";
+}
+
 // A run far longer than the test waits: it only ends by the signal.
-std::string long_run_flags(const fs::path& dir) {
+std::string long_run_flags(const std::string& task, const fs::path& dir) {
   std::string model = testing::write_tiny_model_files(dir / "model");
-  fs::path train = testing::write_sentiment_tsv(dir / "train.tsv", 24, 2);
-  return "train " + model + " --train_file " + train.string() + " " +
-         testing::quick_run_flags(dir / "out") +
+  return "train " + model + " " + task_flags(task, dir) + " --output_dir " +
+         (dir / "out").string() +
+         " --per_device_train_batch_size 4 --learning_rate 1e-2 --disable_tqdm --seed 3"
          " --max_steps 1000000 --save_steps 1000000 --logging_steps 1 --report_to none"
          " --logging_dir " +
          (dir / "runs").string();
@@ -34,9 +48,9 @@ size_t count_of(const std::string& text, const std::string& needle) {
   return count;
 }
 
-void expect_graceful_stop(int signal_number) {
+void expect_graceful_stop(const std::string& task, int signal_number) {
   fs::path dir = testing::scratch_folder();
-  const std::string flags = long_run_flags(dir);
+  const std::string flags = long_run_flags(task, dir);
   const fs::path log = dir / "train.log";
   KilnProcess run(flags, log);
   // A few logged steps, so that the signal arrives in the middle of training.
@@ -83,9 +97,32 @@ void expect_graceful_stop(int signal_number) {
             *step + 2);
 }
 
-TEST(CliStopSignal, SigintSavesACheckpointAndPrintsHowToResume) { expect_graceful_stop(SIGINT); }
+struct StopCase {
+  std::string task;
+  int signal_number;
+};
 
-TEST(CliStopSignal, SigtermSavesACheckpointAndPrintsHowToResume) { expect_graceful_stop(SIGTERM); }
+std::string signal_name(int signal_number) {
+  return signal_number == SIGINT ? "SIGINT" : "SIGTERM";
+}
+
+void PrintTo(const StopCase& stop, std::ostream* out) {
+  *out << stop.task << ' ' << signal_name(stop.signal_number);
+}
+
+class CliStopSignal : public ::testing::TestWithParam<StopCase> {};
+
+TEST_P(CliStopSignal, SavesACheckpointAndPrintsHowToResume) {
+  expect_graceful_stop(GetParam().task, GetParam().signal_number);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryTask, CliStopSignal,
+    ::testing::Values(StopCase{"classification", SIGINT}, StopCase{"classification", SIGTERM},
+                      StopCase{"qa", SIGINT}, StopCase{"mlm", SIGINT}),
+    [](const ::testing::TestParamInfo<StopCase>& info) {
+      return info.param.task + "_" + signal_name(info.param.signal_number);
+    });
 
 }  // namespace
 }  // namespace kiln

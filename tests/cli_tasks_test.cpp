@@ -100,12 +100,16 @@ TEST(CliTasks, PretrainMaskedLmThenFineTuneForClassificationAndQa) {
   EXPECT_EQ(bert_config_read((qa / "config.json").string()).architectures,
             std::vector<std::string>{"BertForQuestionAnswering"});
 
-  // The saved QA model evaluates on its own (kiln evaluate), giving the same scores.
+  // The saved QA model evaluates on its own (kiln evaluate, the task read from its
+  // architectures), giving the same scores.
   testing::CommandResult evaluated = run_kiln(
-      "evaluate --task qa --version_2_with_negative --model_name_or_path " + qa.string() +
+      "evaluate --version_2_with_negative --model_name_or_path " + qa.string() +
       " --validation_file " + questions.string() + " --max_seq_length 16 --doc_stride 4"
       " --output_dir " + (dir / "qa-eval").string());
   ASSERT_EQ(evaluated.exit_code, 0) << evaluated.output;
+  EXPECT_NE(evaluated.output.find("--task qa (the model's, from " + (qa / "config.json").string()),
+            std::string::npos)
+      << evaluated.output;
   nlohmann::json again = read_json(dir / "qa-eval" / "eval_results.json");
   EXPECT_EQ(again["eval_f1"], results["eval_f1"]);
   EXPECT_EQ(again["eval_exact"], results["eval_exact"]);

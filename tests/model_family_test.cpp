@@ -1,0 +1,89 @@
+// The seam between tasks and model families: transformers' class names and their heads, the
+// family registry by model_type, and BERT behind it (its config, names and parameters).
+#include "kiln/models/model_family.h"
+
+#include <gtest/gtest.h>
+
+#include "kiln/models/bert.h"
+#include "kiln/models/bert_heads.h"
+#include "support/testing.h"
+
+namespace kiln {
+namespace {
+
+using testing::error_of;
+
+TEST(ModelFamily, ArchitectureNamesGiveTheirHeads) {
+  // Class names as transformers spells them.
+  EXPECT_EQ(architecture_head("BertForSequenceClassification"),
+            ModelHead::sequence_classification);
+  EXPECT_EQ(architecture_head("DistilBertForQuestionAnswering"), ModelHead::question_answering);
+  EXPECT_EQ(architecture_head("RobertaForMaskedLM"), ModelHead::masked_lm);
+  EXPECT_EQ(architecture_head("ElectraForTokenClassification"), ModelHead::token_classification);
+  EXPECT_EQ(architecture_head("GPT2LMHeadModel"), ModelHead::causal_lm);
+  EXPECT_EQ(architecture_head("LlamaForCausalLM"), ModelHead::causal_lm);
+  EXPECT_EQ(architecture_head("BertModel"), std::nullopt);
+  EXPECT_EQ(architecture_head("BertForPreTraining"), std::nullopt);
+
+  BertConfig config;
+  EXPECT_EQ(config_head(config, "c"), ModelHead::sequence_classification);  // a new model
+  config.architectures = {"BertForMaskedLM"};
+  EXPECT_EQ(config_head(config, "c"), ModelHead::masked_lm);
+  config.architectures = {"BertModel"};
+  EXPECT_EQ(error_of([&] { config_head(config, "c"); }),
+            "[c] \"architectures\" names BertModel, a model without a task head Kiln trains");
+}
+
+TEST(ModelFamily, RegistryByModelType) {
+  EXPECT_EQ(model_types(), std::vector<std::string_view>{"bert"});
+  EXPECT_EQ(model_family("bert").model_type(), "bert");
+  EXPECT_EQ(error_of([] { model_family("gpt2", "m/config.json"); }),
+            "[m/config.json] \"model_type\" is \"gpt2\"; Kiln builds bert");
+  const std::string text =
+      R"({"model_type": "bert", "hidden_size": 12, "num_attention_heads": 3,
+          "architectures": ["BertForQuestionAnswering"]})";
+  std::unique_ptr<PretrainedConfig> config = model_config_parse(text, "c");
+  const auto* bert = dynamic_cast<const BertConfig*>(config.get());
+  ASSERT_NE(bert, nullptr);
+  EXPECT_EQ(*bert, bert_config_parse(text, "c"));
+  // Kiln's configs without model_type are BERT's.
+  EXPECT_EQ(model_config_parse("{}", "c")->model_type, "bert");
+  EXPECT_EQ(error_of([] { model_config_parse(R"({"model_type": "t5"})", "c"); }),
+            "[c] \"model_type\" is \"t5\"; Kiln builds bert");
+}
+
+TEST(ModelFamily, BertHeadsAndTheirClasses) {
+  const ModelFamily& family = model_family("bert");
+  EXPECT_EQ(family.architecture(ModelHead::sequence_classification),
+            "BertForSequenceClassification");
+  EXPECT_EQ(family.architecture(ModelHead::question_answering), "BertForQuestionAnswering");
+  EXPECT_EQ(family.architecture(ModelHead::masked_lm), "BertForMaskedLM");
+  EXPECT_EQ(error_of([&] { family.architecture(ModelHead::causal_lm); }),
+            "[bert] Kiln builds BERT with sequence classification, question answering and masked "
+            "LM heads only");
+  EXPECT_TRUE(family.takes_token_type_ids());
+
+  BertConfig config;
+  config.hidden_size = 12;
+  config.num_attention_heads = 3;
+  config.intermediate_size = 20;
+  config.num_hidden_layers = 1;
+  config.vocab_size = 50;
+  config.max_position_embeddings = 24;
+  EXPECT_EQ(family.max_positions(config), 24);
+  EXPECT_EQ(family.vocab_size(config), 50);
+  // The parameters of each head are those of the head's own builder, in order.
+  Graph graph;
+  BertBuildOptions one_token;
+  one_token.seq_len = 1;
+  one_token.with_labels = false;
+  EXPECT_EQ(family.parameters(ModelHead::question_answering, graph, config).names(),
+            bert_for_question_answering(graph, config, one_token).params.names());
+  EXPECT_EQ(family.parameters(ModelHead::masked_lm, graph, config).names(),
+            bert_for_masked_lm(graph, config, one_token).params.names());
+  EXPECT_EQ(family.parameters(ModelHead::sequence_classification, graph, config).names(),
+            bert_for_sequence_classification(graph, config, one_token).params.names());
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,54 @@
+// The tasks registry: --task names, and the task of a trained model read from its config.json's
+// architectures (transformers' class names) as `kiln evaluate` and `kiln predict` do.
+#include "kiln/tasks/registry.h"
+
+#include <gtest/gtest.h>
+
+#include "kiln/train/task.h"
+#include "trainer_test_util.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::error_of;
+
+// A config.json naming `architecture` (none when empty), in a fresh folder.
+std::string config_naming(const std::string& architecture) {
+  const fs::path path = testing::scratch_folder() / "config.json";
+  testing::write_text(path, architecture.empty()
+                                ? std::string("{}")
+                                : R"({"architectures": [")" + architecture + R"("]})");
+  return path.string();
+}
+
+TEST(TasksRegistry, EveryTaskNameHasItsRecipe) {
+  for (std::string_view name : task_names()) EXPECT_EQ(find_task(name).name(), name);
+  EXPECT_EQ(find_task("qa").head(), ModelHead::question_answering);
+  EXPECT_EQ(error_of([] { find_task("ner"); }),
+            "[--task] 'ner' is not one of: classification, qa, mlm");
+  EXPECT_EQ(task_for_head(ModelHead::masked_lm), &find_task("mlm"));
+  EXPECT_EQ(task_for_head(ModelHead::causal_lm), nullptr);
+}
+
+TEST(TasksRegistry, TheTaskOfATrainedModelIsItsArchitecturesOne) {
+  EXPECT_EQ(task_of_model(config_naming("BertForSequenceClassification")), "classification");
+  EXPECT_EQ(task_of_model(config_naming("BertForQuestionAnswering")), "qa");
+  EXPECT_EQ(task_of_model(config_naming("BertForMaskedLM")), "mlm");
+  // A config without architectures is a new model's; a missing one is reported when it loads.
+  EXPECT_EQ(task_of_model(config_naming("")), "classification");
+  EXPECT_EQ(task_of_model((testing::scratch_folder() / "none.json").string()), "classification");
+  const std::string bare = config_naming("BertModel");
+  EXPECT_EQ(error_of([&] { task_of_model(bare); }),
+            "[--task] " + bare +
+                " names BertModel, a model of no task Kiln runs; give --task (classification, "
+                "qa, mlm)");
+  const std::string causal = config_naming("BertLMHeadModel");
+  EXPECT_EQ(error_of([&] { task_of_model(causal); }),
+            "[--task] " + causal +
+                " names BertLMHeadModel, a model of no task Kiln runs; give --task "
+                "(classification, qa, mlm)");
+}
+
+}  // namespace
+}  // namespace kiln
