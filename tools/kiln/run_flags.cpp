@@ -2,6 +2,7 @@
 #include <omp.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include "kiln/backends/cpu/cpu_backend.h"
@@ -15,6 +16,8 @@
 #include "setup.h"
 
 namespace kiln::cli {
+
+namespace fs = std::filesystem;
 
 void add_run_flags(CLI::App& command, RunOptions& options,
                    std::span<const std::string_view> listed) {
@@ -37,15 +40,9 @@ void finish_arguments(TrainingArguments& args, bool task_of_the_model) {
   // First: post-init's checks read --task. Training defaults to classification, as a
   // pretrained checkpoint's architectures (BertForMaskedLM) name the task it was trained for,
   // not the one it is fine-tuned for.
-  if (!task_of_the_model) {
-    args.task = args.task.value_or("classification");
-  } else if (!args.task) {
-    args.task = task_of_model(config_path(args));
-    if (dist::is_main_process()) {
-      std::cerr << "--task " << *args.task << " (the model's, from " << config_path(args)
-                << ")\n";
-    }
-  }
+  const bool read_from_model = task_of_the_model && !args.task;
+  args.task =
+      read_from_model ? task_of_model(config_path(args)) : args.task.value_or("classification");
   // Every check of post-init is about the arguments alone: a usage error.
   try {
     training_arguments_post_init(args);
@@ -53,6 +50,9 @@ void finish_arguments(TrainingArguments& args, bool task_of_the_model) {
     throw;
   } catch (const Error& error) {
     throw UsageError(error.what());
+  }
+  if (read_from_model && fs::is_regular_file(config_path(args)) && dist::is_main_process()) {
+    std::cerr << "--task " << *args.task << " (the model's, from " << config_path(args) << ")\n";
   }
 }
 

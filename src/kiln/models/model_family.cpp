@@ -2,6 +2,7 @@
 #include "kiln/models/model_family.h"
 
 #include <array>
+#include <span>
 
 #include "kiln/io/json_util.h"
 #include "kiln/ir/error.h"
@@ -12,8 +13,10 @@ namespace kiln {
 namespace {
 
 // One line per family.
-const std::array<const ModelFamily*, 1>& families() {
-  static const std::array<const ModelFamily*, 1> all = {&bert_family()};
+std::span<const ModelFamily* const> families() {
+  static const auto all = std::to_array<const ModelFamily*>({
+      &bert_family(),
+  });
   return all;
 }
 

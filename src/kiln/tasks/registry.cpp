@@ -3,6 +3,7 @@
 
 #include <array>
 #include <filesystem>
+#include <span>
 
 #include "kiln/ir/error.h"
 #include "kiln/ir/usage_error.h"
@@ -13,8 +14,13 @@
 namespace kiln {
 namespace {
 
-const std::array<const Task*, 3>& tasks() {
-  static const std::array<const Task*, 3> all = {&classification_task(), &qa_task(), &mlm_task()};
+// One line per task.
+std::span<const Task* const> tasks() {
+  static const auto all = std::to_array<const Task*>({
+      &classification_task(),
+      &qa_task(),
+      &mlm_task(),
+  });
   return all;
 }
 
