@@ -75,7 +75,8 @@ TEST(TokenizerBpe, RobertaSpecialTokensAndPostProcessor) {
 TEST(TokenizerBpe, TokenizerConfigSetsAddPrefixSpace) {
   const std::string json = read_text(kFixtures / "roberta/tokenizer.json");
   const Tokenizer t = tokenizer_json_parse(json, "tokenizer.json", R"({"add_prefix_space": true,
-      "trim_offsets": false})", "tokenizer_config.json");
+      "trim_offsets": false})",
+                                           "tokenizer_config.json");
   EXPECT_TRUE(t.config().byte_level.add_prefix_space);
   EXPECT_TRUE(t.config().post_processor.byte_level->add_prefix_space);
   EXPECT_FALSE(t.config().post_processor.byte_level->trim_offsets);
@@ -101,8 +102,8 @@ TEST(TokenizerBpe, SaveAndLoadRoundTrip) {
     EXPECT_EQ(b.added_tokens, a.added_tokens);
     EXPECT_EQ(b.special, a.special);
     EXPECT_EQ(b.model_max_length, a.model_max_length);
-    EXPECT_EQ(b.tokenizer_class, a.tokenizer_class.empty() ? "PreTrainedTokenizerFast"
-                                                           : a.tokenizer_class);
+    EXPECT_EQ(b.tokenizer_class,
+              a.tokenizer_class.empty() ? "PreTrainedTokenizerFast" : a.tokenizer_class);
     for (std::string_view text : texts) {
       const Encoding x = original.encode_pair(text, "second", {});
       const Encoding y = loaded.encode_pair(text, "second", {});
@@ -114,58 +115,42 @@ TEST(TokenizerBpe, SaveAndLoadRoundTrip) {
   }
 }
 
-// The GPT-2 fixture's tokenizer.json with the first `from` replaced by `to`.
-std::string gpt2_json_with(const std::string& from, const std::string& to) {
-  std::string json = read_text(kFixtures / "gpt2/tokenizer.json");
-  const size_t at = json.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) json.replace(at, from.size(), to);
-  return json;
-}
-
 TEST(TokenizerBpe, TokenizerJsonErrorsNameTheKey) {
-  auto message = [](const std::string& json) {
-    return error_of([&] { tokenizer_json_parse(json, "tokenizer.json"); });
+  struct Case {
+    const char* from;  // the first occurrence in GPT-2's tokenizer.json
+    const char* to;
+    const char* error;
   };
-  EXPECT_NE(message(gpt2_json_with("\"merges\":", "\"type\": \"BPE\", \"merged\":"))
-                .find("[tokenizer.json] model.merges: missing"),
-            std::string::npos);
-  EXPECT_NE(message(gpt2_json_with("\"Ġ t\"", "\"zz t\""))
-                .find("model.merges[0]: \"zz\" is not in the vocabulary"),
-            std::string::npos);
-  EXPECT_NE(message(gpt2_json_with("\"Ġ t\"", "\"Ġt\""))
-                .find("model.merges[0]: expected two tokens separated by a space"),
-            std::string::npos);
-  EXPECT_NE(message(gpt2_json_with("\"Ġ t\"", "7"))
-                .find("model.merges[0]: expected \"a b\" or [\"a\", \"b\"]"),
-            std::string::npos);
-  EXPECT_NE(message(gpt2_json_with("\"dropout\": null", "\"dropout\": 0.1"))
-                .find("model.dropout: unsupported"),
-            std::string::npos);
-  EXPECT_NE(message(gpt2_json_with("\"fuse_unk\": false", "\"byte_fallback\": true"))
-                .find("model.byte_fallback: unsupported"),
-            std::string::npos);
-  EXPECT_NE(message(gpt2_json_with("\"normalizer\": null", "\"normalizer\": {\"type\": \"NFC\"}"))
-                .find("normalizer: unsupported with model BPE"),
-            std::string::npos);
-  EXPECT_NE(message(gpt2_json_with("\"pre_tokenizer\": {\n  \"type\": \"ByteLevel\"",
-                                   "\"pre_tokenizer\": {\n  \"type\": \"Metaspace\""))
-                .find("pre_tokenizer.type: unsupported \"Metaspace\" with model BPE"),
-            std::string::npos);
-  EXPECT_NE(message(gpt2_json_with("\"pre_tokenizer\": {", "\"pre_tokenizer\": null, \"x\": {"))
-                .find("pre_tokenizer: missing"),
-            std::string::npos);
-  EXPECT_NE(message(gpt2_json_with("\"decoder\": {\n  \"type\": \"ByteLevel\"",
-                                   "\"decoder\": {\n  \"type\": \"BPEDecoder\""))
-                .find("decoder.type: unsupported \"BPEDecoder\""),
-            std::string::npos);
-  EXPECT_NE(message(gpt2_json_with("\"post_processor\": {\n  \"type\": \"ByteLevel\"",
-                                   "\"post_processor\": {\n  \"type\": \"Sequence\""))
-                .find("post_processor.type: unsupported \"Sequence\""),
-            std::string::npos);
-  EXPECT_NE(message(gpt2_json_with("\"unk_token\": null", "\"unk_token\": \"<unk>\""))
-                .find("the unknown token \"<unk>\" (model.unk_token) is not in the vocabulary"),
-            std::string::npos);
+  const Case cases[] = {
+      {"\"merges\":", "\"type\": \"BPE\", \"merged\":", "[tokenizer.json] model.merges: missing"},
+      {"\"Ġ t\"", "\"zz t\"", "model.merges[0]: \"zz\" is not in the vocabulary"},
+      {"\"Ġ t\"", "\"Ġt\"", "model.merges[0]: expected two tokens separated by a space"},
+      {"\"Ġ t\"", "7", "model.merges[0]: expected \"a b\" or [\"a\", \"b\"]"},
+      {"\"dropout\": null", "\"dropout\": 0.1", "model.dropout: unsupported"},
+      {"\"fuse_unk\": false", "\"byte_fallback\": true", "model.byte_fallback: unsupported"},
+      {"\"normalizer\": null", "\"normalizer\": {\"type\": \"NFC\"}",
+       "normalizer: unsupported with model BPE"},
+      {"\"pre_tokenizer\": {\n  \"type\": \"ByteLevel\"",
+       "\"pre_tokenizer\": {\n  \"type\": \"Metaspace\"",
+       "pre_tokenizer.type: unsupported \"Metaspace\" with model BPE"},
+      {"\"pre_tokenizer\": {", "\"pre_tokenizer\": null, \"x\": {", "pre_tokenizer: missing"},
+      {"\"decoder\": {\n  \"type\": \"ByteLevel\"", "\"decoder\": {\n  \"type\": \"BPEDecoder\"",
+       "decoder.type: unsupported \"BPEDecoder\""},
+      {"\"post_processor\": {\n  \"type\": \"ByteLevel\"",
+       "\"post_processor\": {\n  \"type\": \"Sequence\"",
+       "post_processor.type: unsupported \"Sequence\""},
+      {"\"unk_token\": null", "\"unk_token\": \"<unk>\"",
+       "the unknown token \"<unk>\" (model.unk_token) is not in the vocabulary"},
+  };
+  const std::string original = read_text(kFixtures / "gpt2/tokenizer.json");
+  for (const Case& c : cases) {
+    std::string json = original;
+    const size_t at = json.find(c.from);
+    ASSERT_NE(at, std::string::npos) << c.from;
+    json.replace(at, std::string_view(c.from).size(), c.to);
+    const std::string message = error_of([&] { tokenizer_json_parse(json, "tokenizer.json"); });
+    EXPECT_NE(message.find(c.error), std::string::npos) << message;
+  }
 }
 
 TEST(TokenizerBpe, ByteLevelTableIsGpt2s) {
@@ -190,12 +175,12 @@ TEST(TokenizerBpe, ByteLevelDecoderRepairsUtf8AsRust) {
   EXPECT_EQ(decode({"Ã", "Ń", "ðŁĺ", "Ģ", "ÃŃ", "a b", "Ġx"}), "í😀ía b x");
   EXPECT_EQ(decode({"í", "łĢ"}), "\uFFFD\uFFFD\uFFFD");  // a surrogate: three bytes replaced
   // Python's b"...".decode("utf-8", "replace"), the same maximal-subpart rule.
-  EXPECT_EQ(decode({"Ã"}), "\uFFFD");                          // C3
-  EXPECT_EQ(decode({"ðŁ"}), "\uFFFD");                         // F0 9F
-  EXPECT_EQ(decode({"aÿb"}), "a\uFFFDb");                      // FF
-  EXPECT_EQ(decode({"âĤ¬x"}), "€x");                           // E2 82 AC
-  EXPECT_EQ(decode({"ôĲĢĢ"}), "\uFFFD\uFFFD\uFFFD\uFFFD");     // F4 90 80 80: past U+10FFFF
-  EXPECT_EQ(decode({"À¯"}), "\uFFFD\uFFFD");                   // C0 AF: overlong
+  EXPECT_EQ(decode({"Ã"}), "\uFFFD");                       // C3
+  EXPECT_EQ(decode({"ðŁ"}), "\uFFFD");                      // F0 9F
+  EXPECT_EQ(decode({"aÿb"}), "a\uFFFDb");                   // FF
+  EXPECT_EQ(decode({"âĤ¬x"}), "€x");                        // E2 82 AC
+  EXPECT_EQ(decode({"ôĲĢĢ"}), "\uFFFD\uFFFD\uFFFD\uFFFD");  // F4 90 80 80: past U+10FFFF
+  EXPECT_EQ(decode({"À¯"}), "\uFFFD\uFFFD");                // C0 AF: overlong
 }
 
 }  // namespace
