@@ -49,6 +49,7 @@ PostProcessor roberta_post_processor(const std::string& cls, int32_t cls_id, con
   p.pair = {{-1, cls, 0}, {0, "", 0}, {-1, sep, 0}, {-1, sep, 0}, {1, "", 0}, {-1, sep, 0}};
   p.special_tokens = {{cls, {cls_id}, {cls}}, {sep, {sep_id}, {sep}}};
   p.roberta = true;
+  p.byte_level = ByteLevelOptions{true, true, true};  // RobertaProcessing::new's
   return p;
 }
 

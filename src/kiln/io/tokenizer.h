@@ -80,8 +80,8 @@ struct TokenizerConfig {
 // The template of HF's BertTokenizer: [CLS]:0 $A:0 [SEP]:0 ($B:1 [SEP]:1).
 PostProcessor bert_post_processor(const std::string& cls, int32_t cls_id, const std::string& sep,
                                   int32_t sep_id);
-// RobertaProcessing's template, <s> $A </s> (</s> $B </s>) with every type id 0, without its
-// offset trimming (PostProcessor::byte_level).
+// RobertaProcessing's template, <s> $A </s> (</s> $B </s>) with every type id 0, and HF's
+// default trim_offsets and add_prefix_space (true) in PostProcessor::byte_level.
 PostProcessor roberta_post_processor(const std::string& cls, int32_t cls_id, const std::string& sep,
                                      int32_t sep_id);
 

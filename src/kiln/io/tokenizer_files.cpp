@@ -285,8 +285,6 @@ PostProcessor parse_post_processor(const Reader& r, const Json& value) {
     auto [cls, cls_id] = name_and_id("cls");
     auto [sep, sep_id] = name_and_id("sep");
     PostProcessor processor = roberta_post_processor(cls, cls_id, sep, sep_id);
-    // HF's defaults (RobertaProcessing::new) for the flags a file leaves out.
-    processor.byte_level = ByteLevelOptions{true, true, true};
     r.get(value, path, "trim_offsets", processor.byte_level->trim_offsets);
     r.get(value, path, "add_prefix_space", processor.byte_level->add_prefix_space);
     return processor;
