@@ -45,6 +45,12 @@ Value extended_attention_mask(Value attention_mask, DType dtype) {
   return reshape(additive, {keep.dim(0), 1, 1, keep.dim(1)});
 }
 
+Value additive_attention_mask(Value allowed, DType dtype) {
+  Graph& graph = allowed.graph();
+  return select(allowed, full(graph, 0.0, dtype, allowed.shape()),
+                full(graph, lowest(dtype), dtype, allowed.shape()));
+}
+
 Value multi_head_attention(Value q, Value k, Value v, Value mask, int64_t heads, double scale,
                            double dropout_rate, DropoutContext& dropout) {
   for (Value x : {q, k, v}) {

@@ -10,6 +10,10 @@ namespace kiln {
 // [batch, seq] of 1/0 -> additive [batch, 1, 1, seq] of `dtype`: 0 where attended, finfo.min on
 // padding keys, as transformers' encoders extend their attention mask.
 Value extended_attention_mask(Value attention_mask, DType dtype);
+// A bool `allowed` (true where a query may attend a key; of a shape that broadcasts to the
+// scores) -> the additive mask of `dtype`: 0 where allowed, finfo.min elsewhere, as transformers'
+// causal decoders build theirs.
+Value additive_attention_mask(Value allowed, DType dtype);
 
 // q, k, v [batch, seq, heads * head_size] (projections done), mask additive [batch, 1, 1, seq]
 // (or any shape that fits [batch, heads, seq, seq]) -> [batch, seq, heads * head_size]:

@@ -1,0 +1,73 @@
+// Golden tests against transformers for GPT-2 (fixtures by tests/fixtures_gen/make_gpt2_fixtures.py,
+// right-padded batches): GPT2LMHeadModel, GPT2ForSequenceClassification (single-label and
+// regression), GPT2ForTokenClassification and GPT2ForQuestionAnswering reproduce the logits, the
+// loss and every parameter gradient on the reference backend, with golden_test_util.h's tolerance
+// (1e-5 of each tensor's scale). The parameter names and their order are HF's.
+#include <gtest/gtest.h>
+
+#include "bert_test_util.h"
+#include "golden_test_util.h"
+#include "kiln/models/gpt2_heads.h"
+#include "kiln/models/gpt2_pretrained.h"
+
+namespace kiln {
+namespace {
+
+using Gpt2Fixture = testing::ModelFixture<Gpt2Config>;
+
+Gpt2Fixture load_fixture(const std::string& name) {
+  return testing::load_model_fixture(std::string(KILN_SOURCE_DIR) + "/tests/data/gpt2/" + name,
+                                     gpt2_config_read);
+}
+
+void expect_matches_transformers(const Gpt2Fixture& fixture, ParameterSet& params, Value loss,
+                                 const std::vector<Value>& outputs,
+                                 const std::vector<std::string>& names) {
+  EXPECT_EQ(params.names(), fixture.parameter_order);
+  gpt2_load_weights(params, fixture.dir);
+  testing::expect_outputs_and_gradients_match(fixture.expected, params, loss, outputs, names,
+                                              fixture.feeds());
+}
+
+TEST(Gpt2Heads, CausalLmMatchesTransformers) {
+  Gpt2Fixture fixture = load_fixture("lm");
+  Graph graph;
+  Gpt2CausalLM model = gpt2_lm_head_model(graph, fixture.config, fixture.options);
+  EXPECT_FALSE(model.params.contains("lm_head.weight"));  // tied to transformer.wte.weight
+  expect_matches_transformers(fixture, model.params, model.loss, {model.logits}, {"logits"});
+}
+
+TEST(Gpt2Heads, SequenceClassificationMatchesTransformers) {
+  for (const char* name : {"classifier", "regression"}) {
+    SCOPED_TRACE(name);
+    Gpt2Fixture fixture = load_fixture(name);
+    Graph graph;
+    Gpt2SequenceClassifier model =
+        gpt2_for_sequence_classification(graph, fixture.config, fixture.options);
+    EXPECT_EQ(model.problem_type, std::string(name) == "regression"
+                                      ? "regression"
+                                      : "single_label_classification");
+    expect_matches_transformers(fixture, model.params, model.loss, {model.logits}, {"logits"});
+  }
+}
+
+TEST(Gpt2Heads, TokenClassificationMatchesTransformers) {
+  Gpt2Fixture fixture = load_fixture("token");
+  Graph graph;
+  Gpt2TokenClassifier model =
+      gpt2_for_token_classification(graph, fixture.config, fixture.options);
+  expect_matches_transformers(fixture, model.params, model.loss, {model.logits}, {"logits"});
+}
+
+TEST(Gpt2Heads, QuestionAnsweringMatchesTransformers) {
+  Gpt2Fixture fixture = load_fixture("qa");
+  Graph graph;
+  Gpt2QuestionAnswering model =
+      gpt2_for_question_answering(graph, fixture.config, fixture.options);
+  expect_matches_transformers(fixture, model.params, model.loss,
+                              {model.start_logits, model.end_logits},
+                              {"start_logits", "end_logits"});
+}
+
+}  // namespace
+}  // namespace kiln
