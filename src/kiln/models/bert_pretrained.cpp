@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "kiln/io/safetensors.h"
+#include "kiln/io/safetensors_shards.h"
 #include "kiln/ir/error.h"
 
 namespace kiln {
@@ -73,8 +74,20 @@ std::map<std::string, Tensor> bert_adapt_state_dict(std::map<std::string, Tensor
 
 std::map<std::string, Tensor> read_checkpoint_tensors(const std::string& path, std::string& file) {
   file = fs::is_directory(path) ? (fs::path(path) / "model.safetensors").string() : path;
-  if (!fs::exists(file) && fs::exists(fs::path(path) / "model.safetensors.index.json")) {
-    fail(path, "sharded checkpoints (model.safetensors.index.json) are not supported yet");
+  if (fs::is_directory(path) && !fs::exists(file)) {
+    const fs::path index = fs::path(path) / "model.safetensors.index.json";
+    if (fs::exists(index)) {
+      file = index.string();
+      return safetensors_read_sharded(file);
+    }
+    for (const char* pickle : {"pytorch_model.bin", "pytorch_model.bin.index.json"}) {
+      check(!fs::exists(fs::path(path) / pickle), path, "holds PyTorch weights (", pickle,
+            ") but no model.safetensors; Kiln reads safetensors only. Convert the folder with "
+            "transformers: python3 -c \"import sys, transformers as t; d = sys.argv[1]; "
+            "c = t.AutoConfig.from_pretrained(d); "
+            "getattr(t, c.architectures[0]).from_pretrained(d).save_pretrained(d)\" '",
+            path, "'");
+    }
   }
   SafetensorsFile weights(file);
   std::map<std::string, Tensor> tensors;

@@ -30,8 +30,10 @@ std::map<std::string, Tensor> adapt_base_model_names(std::map<std::string, Tenso
                                                      const ParameterSet& params,
                                                      const std::string& base_prefix);
 
-// Every tensor of a .safetensors file, or of <folder>/model.safetensors, whose path goes to
-// `file`; a sharded folder is refused, errors name the file and the tensor.
+// Every tensor of a .safetensors file, or of <folder>/model.safetensors, or of the shards that
+// <folder>/model.safetensors.index.json lists; the file (or index) read goes to `file`. A folder
+// with PyTorch weights only (pytorch_model.bin) is refused with the command that converts it.
+// Errors name the file and the tensor.
 std::map<std::string, Tensor> read_checkpoint_tensors(const std::string& path, std::string& file);
 
 // transformers' torch_dtype of a parameter dtype: "float32", "bfloat16", "float16", "float64".

@@ -9,18 +9,6 @@
 namespace kiln {
 namespace {
 
-// [B, S, H*D] -> [B, H, S, D]
-Value split_heads(Value x, int64_t heads) {
-  int64_t batch = x.dim(0), seq = x.dim(1), head_size = x.dim(2) / heads;
-  return transpose(reshape(x, {batch, seq, heads, head_size}), {0, 2, 1, 3});
-}
-
-// [B, H, S, D] -> [B, S, H*D]
-Value merge_heads(Value x) {
-  int64_t batch = x.dim(0), heads = x.dim(1), seq = x.dim(2), head_size = x.dim(3);
-  return reshape(transpose(x, {0, 2, 1, 3}), {batch, seq, heads * head_size});
-}
-
 // torch.finfo(dtype).min: what HF adds to the scores of padding keys.
 double lowest(DType dtype) {
   switch (dtype) {
@@ -43,6 +31,16 @@ Value extended_attention_mask(Value attention_mask, DType dtype) {
   Value keep = cast(attention_mask, dtype);
   Value additive = (1.0 - keep) * lowest(dtype);
   return reshape(additive, {keep.dim(0), 1, 1, keep.dim(1)});
+}
+
+Value split_heads(Value x, int64_t heads) {
+  int64_t batch = x.dim(0), seq = x.dim(1), head_size = x.dim(2) / heads;
+  return transpose(reshape(x, {batch, seq, heads, head_size}), {0, 2, 1, 3});
+}
+
+Value merge_heads(Value x) {
+  int64_t batch = x.dim(0), heads = x.dim(1), seq = x.dim(2), head_size = x.dim(3);
+  return reshape(transpose(x, {0, 2, 1, 3}), {batch, seq, heads * head_size});
 }
 
 Value additive_attention_mask(Value allowed, DType dtype) {

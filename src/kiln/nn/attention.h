@@ -15,6 +15,10 @@ Value extended_attention_mask(Value attention_mask, DType dtype);
 // causal decoders build theirs.
 Value additive_attention_mask(Value allowed, DType dtype);
 
+// [batch, seq, heads * head_size] -> [batch, heads, seq, head_size], and back.
+Value split_heads(Value x, int64_t heads);
+Value merge_heads(Value x);
+
 // q, k, v [batch, seq, heads * head_size] (projections done), mask additive [batch, 1, 1, seq]
 // (or any shape that fits [batch, heads, seq, seq]) -> [batch, seq, heads * head_size]:
 // softmax(q k^T * scale + mask) with dropout on the probabilities, times v, heads merged back.
