@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "kiln/io/bert_config.h"
@@ -31,6 +32,10 @@ struct BertBuildOptions {
   double label_smoothing = 0.0;
 };
 
+// A [batch, seq] graph input of options.index_dtype (token ids, masks); checks the options' sizes
+// and index dtype.
+Value token_input(Graph& graph, const std::string& name, const BertBuildOptions& options);
+
 // Graph inputs of a batch, each [batch, seq] of options.index_dtype.
 struct BertInputs {
   Value input_ids;
@@ -52,9 +57,26 @@ BertOutputs bert_model(const BertConfig& config, const BertInputs& inputs, Param
                        DropoutContext& dropout, const std::string& prefix = "bert",
                        bool add_pooling_layer = true);
 
-// HF's choice of loss: config.problem_type when set, else "regression" for one label, else
-// single- or multi-label classification by the labels' dtype.
+// HF's choice of loss: problem_type when set, else "regression" for one label, else single- or
+// multi-label classification by the labels' dtype.
+std::string classification_problem_type(const std::optional<std::string>& problem_type,
+                                        int64_t num_labels, bool integer_labels);
 std::string bert_problem_type(const BertConfig& config, bool integer_labels);
+
+// "<prefix>.<name>", or `name` when the prefix is empty (a bare model's checkpoint).
+std::string prefixed(const std::string& prefix, const std::string& name);
+// [batch, seq, hidden] -> [batch, hidden]: the first token's states (x[:, 0]).
+Value first_token(Value sequence_output);
+
+// The labels input of a sequence classifier for `problem_type` (see BertClassifier::labels).
+Value sequence_classification_labels(Graph& graph, const std::string& problem_type,
+                                     int64_t num_labels, const BertBuildOptions& options);
+// transformers' ...ForSequenceClassification loss of logits [batch, num_labels] for
+// `problem_type`: MSE (one label's logits squeezed), cross entropy (label-smoothed by
+// `label_smoothing`, which the other losses refuse) or BCE with logits; MSE and BCE average over
+// the real rows, those whose `attention_mask` is not all zero (see collate.h).
+Value sequence_classification_loss(Value logits, Value labels, const std::string& problem_type,
+                                   Value attention_mask, double label_smoothing);
 
 // A BertForSequenceClassification graph. Graph inputs, in order: input_ids, token_type_ids,
 // attention_mask, labels (with_labels), dropout_seed and dropout_offset (training), then the
