@@ -7,6 +7,19 @@
 #include "kiln/ir/ops.h"
 
 namespace kiln {
+
+// [B, S, H*D] -> [B, H, S, D]
+Value split_heads(Value x, int64_t heads) {
+  int64_t batch = x.dim(0), seq = x.dim(1), head_size = x.dim(2) / heads;
+  return transpose(reshape(x, {batch, seq, heads, head_size}), {0, 2, 1, 3});
+}
+
+// [B, H, S, D] -> [B, S, H*D]
+Value merge_heads(Value x) {
+  int64_t batch = x.dim(0), heads = x.dim(1), seq = x.dim(2), head_size = x.dim(3);
+  return reshape(transpose(x, {0, 2, 1, 3}), {batch, seq, heads * head_size});
+}
+
 namespace {
 
 // torch.finfo(dtype).min: what HF adds to the scores of padding keys.
@@ -33,22 +46,6 @@ Value extended_attention_mask(Value attention_mask, DType dtype) {
   return reshape(additive, {keep.dim(0), 1, 1, keep.dim(1)});
 }
 
-Value split_heads(Value x, int64_t heads) {
-  int64_t batch = x.dim(0), seq = x.dim(1), head_size = x.dim(2) / heads;
-  return transpose(reshape(x, {batch, seq, heads, head_size}), {0, 2, 1, 3});
-}
-
-Value merge_heads(Value x) {
-  int64_t batch = x.dim(0), heads = x.dim(1), seq = x.dim(2), head_size = x.dim(3);
-  return reshape(transpose(x, {0, 2, 1, 3}), {batch, seq, heads * head_size});
-}
-
-Value additive_attention_mask(Value allowed, DType dtype) {
-  Graph& graph = allowed.graph();
-  return select(allowed, full(graph, 0.0, dtype, allowed.shape()),
-                full(graph, lowest(dtype), dtype, allowed.shape()));
-}
-
 Value multi_head_attention(Value q, Value k, Value v, Value mask, int64_t heads, double scale,
                            double dropout_rate, DropoutContext& dropout) {
   for (Value x : {q, k, v}) {
@@ -64,6 +61,12 @@ Value multi_head_attention(Value q, Value k, Value v, Value mask, int64_t heads,
   probs = dropout(probs, dropout_rate);
   DotAttrs pv{.lhs_batch = {0, 1}, .rhs_batch = {0, 1}, .lhs_contract = {3}, .rhs_contract = {2}};
   return merge_heads(dot_general(probs, v, pv));
+}
+
+Value additive_attention_mask(Value allowed, DType dtype) {
+  Graph& graph = allowed.graph();
+  return select(allowed, full(graph, 0.0, dtype, allowed.shape()),
+                full(graph, lowest(dtype), dtype, allowed.shape()));
 }
 
 }  // namespace kiln
