@@ -1,5 +1,5 @@
-// Golden tests against transformers for GPT-2 (fixtures by tests/fixtures_gen/make_gpt2_fixtures.py,
-// right-padded batches): GPT2LMHeadModel, GPT2ForSequenceClassification (single-label and
+// Golden tests against transformers for GPT-2 (fixtures by
+// tests/fixtures_gen/make_gpt2_fixtures.py, right-padded batches): GPT2LMHeadModel, GPT2ForSequenceClassification (single-label and
 // regression), GPT2ForTokenClassification and GPT2ForQuestionAnswering reproduce the logits, the
 // loss and every parameter gradient on the reference backend, with golden_test_util.h's tolerance
 // (1e-5 of each tensor's scale). The parameter names and their order are HF's.
@@ -49,6 +49,40 @@ TEST(Gpt2Heads, SequenceClassificationMatchesTransformers) {
                                       : "single_label_classification");
     expect_matches_transformers(fixture, model.params, model.loss, {model.logits}, {"logits"});
   }
+}
+
+// Without pad_token_id transformers pools the last token, and refuses batches of several rows.
+TEST(Gpt2Heads, WithoutAPadTokenTheLastTokenIsPooledForOneRowOnly) {
+  Gpt2Fixture fixture = load_fixture("classifier");
+  fixture.config.pad_token_id.reset();
+  BertBuildOptions options = fixture.options;
+  options.with_labels = false;
+  Graph graph;
+  EXPECT_NE(testing::error_of([&] {
+              gpt2_for_sequence_classification(graph, fixture.config, options);
+            }).find("Cannot handle batch sizes > 1 if no padding token is defined"),
+            std::string::npos);
+  options.batch_size = 1;  // the fixture's first row has no padding: its last token is pooled
+  Graph single;
+  Gpt2SequenceClassifier model = gpt2_for_sequence_classification(single, fixture.config, options);
+  gpt2_load_weights(model.params, fixture.dir);
+  const Tensor& ids = fixture.expected.at("input_ids");
+  const int64_t seq = ids.shape()[1];
+  std::vector<double> first_row;
+  for (int64_t i = 0; i < seq; ++i) first_row.push_back(ids.get(i));
+  Tensor row_ids = Tensor::from_doubles(ids.dtype(), {1, seq}, first_row);
+  Tensor row_mask = Tensor::from_doubles(ids.dtype(), {1, seq}, std::vector<double>(seq, 1.0));
+  Tensor logits = evaluate_reference(
+      single, {model.logits},
+      model.params.arguments({{"input_ids", row_ids}, {"attention_mask", row_mask}}))[0];
+  const Tensor& expected = fixture.expected.at("logits");
+  const int64_t classes = logits.numel();
+  std::vector<double> expected_row;
+  for (int64_t c = 0; c < classes; ++c) expected_row.push_back(expected.get(c));
+  EXPECT_EQ(testing::compare_tensors(logits, Tensor::from_doubles(DType::f32, {1, classes},
+                                                                  expected_row),
+                                     0.0, 1e-5 * testing::max_abs(expected)),
+            "");
 }
 
 TEST(Gpt2Heads, TokenClassificationMatchesTransformers) {

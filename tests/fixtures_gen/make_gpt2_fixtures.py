@@ -87,7 +87,8 @@ def labels_for(name, config, batch, generator):
         return dict(labels=labels.masked_fill(~mask, -100))
     # QA: row 1's start lies past the sequence (clamped to SEQ, ignored), row 2's end is
     # negative (clamped to 0, a real label).
-    return dict(start_positions=torch.tensor([2, SEQ + 2, 1]), end_positions=torch.tensor([4, 3, -3]))
+    return dict(start_positions=torch.tensor([2, SEQ + 2, 1]),
+                end_positions=torch.tensor([4, 3, -3]))
 
 
 def make_fixture(name, seed):
