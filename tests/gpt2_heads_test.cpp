@@ -1,8 +1,9 @@
 // Golden tests against transformers for GPT-2 (fixtures by
-// tests/fixtures_gen/make_gpt2_fixtures.py, right-padded batches): GPT2LMHeadModel, GPT2ForSequenceClassification (single-label and
-// regression), GPT2ForTokenClassification and GPT2ForQuestionAnswering reproduce the logits, the
-// loss and every parameter gradient on the reference backend, with golden_test_util.h's tolerance
-// (1e-5 of each tensor's scale). The parameter names and their order are HF's.
+// tests/fixtures_gen/make_gpt2_fixtures.py, right-padded batches): GPT2LMHeadModel,
+// GPT2ForSequenceClassification (single-label and regression), GPT2ForTokenClassification and
+// GPT2ForQuestionAnswering reproduce the logits, the loss and every parameter gradient on the
+// reference backend, with golden_test_util.h's tolerance (1e-5 of each tensor's scale). The
+// parameter names and their order are HF's.
 #include <gtest/gtest.h>
 
 #include "bert_test_util.h"
