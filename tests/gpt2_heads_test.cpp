@@ -52,6 +52,24 @@ TEST(Gpt2Heads, SequenceClassificationMatchesTransformers) {
   }
 }
 
+// The training graph: one dropout site for the embeddings and three per block (attention
+// probabilities, attention output, MLP output), as GPT2Model has them; at rate 0 it computes
+// the evaluation graph's loss and gradients (the attention's softmax is spelled out there).
+TEST(Gpt2Heads, TrainingGraphHasGpt2sDropoutSites) {
+  Gpt2Fixture fixture = load_fixture("lm");
+  fixture.config.resid_pdrop = fixture.config.embd_pdrop = fixture.config.attn_pdrop = 0.0;
+  fixture.options.training = true;
+  Graph graph;
+  Gpt2CausalLM model = gpt2_lm_head_model(graph, fixture.config, fixture.options);
+  EXPECT_EQ(model.dropout.sites(), 1 + 3 * static_cast<uint32_t>(fixture.config.n_layer));
+  std::map<std::string, Tensor> feeds = fixture.feeds();
+  feeds["dropout_seed"] = Tensor::scalar(DType::i64, 1);
+  feeds["dropout_offset"] = Tensor(DType::i64, {fixture.options.batch_size});
+  gpt2_load_weights(model.params, fixture.dir);
+  testing::expect_outputs_and_gradients_match(fixture.expected, model.params, model.loss,
+                                              {model.logits}, {"logits"}, feeds);
+}
+
 // Without pad_token_id transformers pools the last token, and refuses batches of several rows.
 TEST(Gpt2Heads, WithoutAPadTokenTheLastTokenIsPooledForOneRowOnly) {
   Gpt2Fixture fixture = load_fixture("classifier");
