@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "golden_test_util.h"
+#include "kiln/backends/cpu/cpu_backend.h"
 #include "kiln/backends/reference/reference_backend.h"
 #include "kiln/io/safetensors.h"
+#include "kiln/models/gpt2_generate.h"
 #include "kiln/models/gpt2_generation.h"
 #include "kiln/models/gpt2_pretrained.h"
 #include "support/testing.h"
@@ -109,6 +111,48 @@ TEST(Gpt2Generation, CachedGreedyDecodingMatchesTransformersAndRecomputation) {
       EXPECT_EQ(ids.back(), static_cast<int64_t>(tokens.get(index))) << "step " << index;
     }
   }
+}
+
+// The decoding loop of gpt2_generate on the reference and CPU backends: transformers' greedy
+// tokens; sampling with a seed is reproducible; the prompt and new tokens must fit n_positions.
+TEST(Gpt2Generation, GenerateGivesTransformersGreedyTokensOnEveryHostBackend) {
+  const Gpt2Config config = gpt2_config_read(kDir + "/config.json");
+  Graph graph;
+  BertBuildOptions build;
+  build.with_labels = false;
+  build.seq_len = 1;  // only the parameters are used
+  Gpt2CausalLM lm = gpt2_lm_head_model(graph, config, build);
+  gpt2_load_weights(lm.params, kDir);
+  SafetensorsFile fixture(kDir + "/generate.safetensors");
+  std::unique_ptr<Backend> reference = make_reference_backend(), cpu = make_cpu_backend();
+  for (Backend* backend : {reference.get(), cpu.get()}) {
+    SCOPED_TRACE(std::string(backend->name()));
+    for (int index : {0, 1}) {
+      const Tensor prompt = fixture.to_tensor("prompt." + std::to_string(index));
+      const Tensor tokens = fixture.to_tensor("tokens." + std::to_string(index));
+      std::vector<int64_t> ids, expected;
+      for (int64_t i = 0; i < prompt.numel(); ++i) {
+        ids.push_back(static_cast<int64_t>(prompt.get(i)));
+      }
+      for (int64_t i = 0; i < tokens.numel(); ++i) {
+        expected.push_back(static_cast<int64_t>(tokens.get(i)));
+      }
+      Gpt2GenerateOptions options;
+      options.max_new_tokens = tokens.numel();
+      options.eos_token_id = config.eos_token_id;
+      EXPECT_EQ(gpt2_generate(*backend, config, lm.params, ids, options), expected);
+    }
+  }
+  Gpt2GenerateOptions sampled;
+  sampled.sampling.do_sample = true;
+  sampled.max_new_tokens = 12;
+  std::vector<int64_t> first = gpt2_generate(*cpu, config, lm.params, {5, 6}, sampled);
+  EXPECT_EQ(first.size(), 12u);
+  EXPECT_EQ(gpt2_generate(*cpu, config, lm.params, {5, 6}, sampled), first);
+  sampled.max_new_tokens = config.n_positions - 1;
+  EXPECT_NE(testing::error_of([&] { gpt2_generate(*cpu, config, lm.params, {5, 6}, sampled); })
+                .find("[--max_new_tokens] 23 new tokens after a prompt of 2 exceed"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -11,6 +11,8 @@ Also:
     generated tokens and the logits of every step), for the key/value-cache decoding test.
   lm_sharded/: the LM saved by save_pretrained with a small max_shard_size
     (model.safetensors.index.json and its shards).
+  warpers.safetensors: generate()'s sampling warpers (temperature, top-k, top-p, in its order)
+    on random logits with ties, in several settings, for generation_sampling_test.
 
 Usage (PyPI packages; CI does not need them):
   pip install torch transformers safetensors
@@ -140,11 +142,44 @@ def make_generation(model):
     save_file(expected, OUT / "lm" / "generate.safetensors")
 
 
+WARPER_CASES = {  # name: (temperature, top_k, top_p); 1.0 / 0 / 1.0 leave a warper out
+    "temperature": (0.7, 0, 1.0),
+    "top_k": (1.0, 5, 1.0),
+    "top_p": (1.0, 0, 0.9),
+    "all": (0.8, 10, 0.85),
+    "greedy_k": (1.0, 1, 1.0),
+    "tiny_p": (1.3, 0, 0.01),
+}
+
+
+def make_warper_cases():
+    from transformers.generation.logits_process import (LogitsProcessorList,
+                                                        TemperatureLogitsWarper,
+                                                        TopKLogitsWarper, TopPLogitsWarper)
+    generator = torch.Generator().manual_seed(11)
+    logits = torch.randn(4, VOCAB, generator=generator) * 3
+    logits[1, 10:20] = logits[1, 5]  # ties at the top-k threshold
+    expected = {"logits": logits}
+    for name, (temperature, top_k, top_p) in WARPER_CASES.items():
+        warpers = LogitsProcessorList()
+        if temperature != 1.0:
+            warpers.append(TemperatureLogitsWarper(temperature))
+        if top_k != 0:
+            warpers.append(TopKLogitsWarper(top_k))
+        if top_p < 1.0:
+            warpers.append(TopPLogitsWarper(top_p))
+        expected[name] = warpers(None, logits.clone()).contiguous()
+        settings = [temperature, top_k, top_p]
+        expected[name + ".settings"] = torch.tensor(settings, dtype=torch.float64)
+    save_file(expected, OUT / "warpers.safetensors")
+
+
 def main():
     models = {name: make_fixture(name, 3000 + seed) for seed, name in enumerate(SPECS)}
     make_generation(models["lm"])
     models["lm"].save_pretrained(OUT / "lm_sharded", max_shard_size="16KB")
     print("lm_sharded:", sorted(path.name for path in (OUT / "lm_sharded").iterdir()))
+    make_warper_cases()
 
 
 if __name__ == "__main__":
