@@ -11,6 +11,8 @@ Also:
     generated tokens and the logits of every step), for the key/value-cache decoding test.
   lm_sharded/: the LM saved by save_pretrained with a small max_shard_size
     (model.safetensors.index.json and its shards).
+  cli/: an LM over the byte-level BPE tokenizer of tests/fixtures/tokenizer_bpe/gpt2, and in
+    expected.json a prompt with the text of its greedy generate() continuation (cli_generate_test).
   warpers.safetensors: generate()'s sampling warpers (temperature, top-k, top-p, in its order)
     on random logits with ties, in several settings, for generation_sampling_test.
 
@@ -18,13 +20,16 @@ Usage (PyPI packages; CI does not need them):
   pip install torch transformers safetensors
   python3 tests/fixtures_gen/make_gpt2_fixtures.py
 """
+import json
 import pathlib
 
 import torch
 import transformers
 from safetensors.torch import save_file
 from transformers import (GPT2Config, GPT2ForQuestionAnswering, GPT2ForSequenceClassification,
-                          GPT2ForTokenClassification, GPT2LMHeadModel)
+                          GPT2ForTokenClassification, GPT2LMHeadModel, PreTrainedTokenizerFast)
+from transformers.generation.logits_process import (LogitsProcessorList, TemperatureLogitsWarper,
+                                                    TopKLogitsWarper, TopPLogitsWarper)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "tests/data/gpt2"
@@ -153,9 +158,6 @@ WARPER_CASES = {  # name: (temperature, top_k, top_p); 1.0 / 0 / 1.0 leave a war
 
 
 def make_warper_cases():
-    from transformers.generation.logits_process import (LogitsProcessorList,
-                                                        TemperatureLogitsWarper,
-                                                        TopKLogitsWarper, TopPLogitsWarper)
     generator = torch.Generator().manual_seed(11)
     logits = torch.randn(4, VOCAB, generator=generator) * 3
     logits[1, 10:20] = logits[1, 5]  # ties at the top-k threshold
@@ -174,12 +176,38 @@ def make_warper_cases():
     save_file(expected, OUT / "warpers.safetensors")
 
 
+def make_cli_fixture():
+    tokenizer_dir = ROOT / "tests/fixtures/tokenizer_bpe/gpt2"
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(tokenizer_dir)
+    generator = torch.Generator().manual_seed(9)
+    torch.manual_seed(9)
+    config = GPT2Config(vocab_size=len(tokenizer), n_positions=64, n_embd=16, n_head=4, n_layer=2,
+                        bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id,
+                        attn_implementation="eager")
+    model = GPT2LMHeadModel(config)
+    randomize(model, generator)
+    model.eval()
+    folder = OUT / "cli"
+    model.save_pretrained(folder)
+    prompt = "It is a truth universally acknowledged"
+    ids = tokenizer(prompt, return_tensors="pt")
+    with torch.no_grad():
+        out = model.generate(**ids, do_sample=False, max_new_tokens=12,
+                             pad_token_id=tokenizer.eos_token_id)
+    new_ids = out[0, ids["input_ids"].shape[1]:].tolist()
+    expected = dict(prompt=prompt, max_new_tokens=12, ids=new_ids,
+                    continuation=tokenizer.decode(new_ids, skip_special_tokens=True))
+    (folder / "expected.json").write_text(json.dumps(expected, indent=2) + "\n")
+    print("cli:", expected)
+
+
 def main():
     models = {name: make_fixture(name, 3000 + seed) for seed, name in enumerate(SPECS)}
     make_generation(models["lm"])
     models["lm"].save_pretrained(OUT / "lm_sharded", max_shard_size="16KB")
     print("lm_sharded:", sorted(path.name for path in (OUT / "lm_sharded").iterdir()))
     make_warper_cases()
+    make_cli_fixture()
 
 
 if __name__ == "__main__":
