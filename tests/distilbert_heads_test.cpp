@@ -8,6 +8,7 @@
 // DistilBertModel, another head's, a stored tied projector).
 #include <gtest/gtest.h>
 
+#include "distilbert_test_util.h"
 #include "golden_test_util.h"
 #include "kiln/io/mlm_collate.h"
 #include "kiln/io/safetensors.h"
@@ -18,11 +19,10 @@
 namespace kiln {
 namespace {
 
-using DistilBertFixture = testing::ModelFixture<DistilBertConfig>;
+using testing::DistilBertFixture;
 
 DistilBertFixture load_fixture(const std::string& name) {
-  return testing::load_model_fixture(
-      std::string(KILN_SOURCE_DIR) + "/tests/data/distilbert/" + name, distilbert_config_read);
+  return testing::load_distilbert_fixture(name);
 }
 
 // Loads the fixture's weights into `params` (in HF's order) and compares with transformers.

@@ -33,7 +33,8 @@ inline double golden_tolerance(const std::map<std::string, Tensor>& expected,
   double scale = max_abs(expected.at(name));
   if (name.ends_with(".bias")) {
     std::string weight = name.substr(0, name.size() - 5) + ".weight";
-    for (auto [key, query] : {std::pair{"self.key.", "self.query."}, std::pair{"k_lin.", "q_lin."}}) {
+    for (auto [key, query] :
+         {std::pair{"self.key.", "self.query."}, std::pair{"k_lin.", "q_lin."}}) {
       if (size_t at = weight.find(key); at != std::string::npos) {
         weight.replace(at, std::string_view(key).size(), query);
       }
