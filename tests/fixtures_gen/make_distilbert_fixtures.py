@@ -23,14 +23,12 @@ import json
 import sys
 
 import torch
-import transformers
-from safetensors.torch import save_file
 from transformers import (DistilBertConfig, DistilBertForMaskedLM,
                           DistilBertForQuestionAnswering, DistilBertForSequenceClassification,
                           DistilBertForTokenClassification, DistilBertTokenizer)
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from make_bert_fixtures import BATCH, LENGTHS, ROOT, SEQ  # noqa: E402
+from make_bert_fixtures import BATCH, LENGTHS, ROOT, SEQ, save_expected  # noqa: E402
 
 OUT = ROOT / "tests/data/distilbert"
 
@@ -120,42 +118,7 @@ def make_fixture(name, model_class, spec, seed):
     model.save_pretrained(folder, safe_serialization=True)
     batch = make_inputs(config, generator)
     batch.update(labels_for(model, config, generator))
-    out = model(**batch)
-    out.loss.backward()
-    expected = {key: value.contiguous() for key, value in batch.items()}
-    for key in ("logits", "start_logits", "end_logits"):
-        if getattr(out, key, None) is not None:
-            expected[key] = getattr(out, key).detach().contiguous()
-    expected["loss"] = out.loss.detach().reshape(()).contiguous()
-    for param_name, param in model.named_parameters():
-        expected["grad." + param_name] = param.grad.detach().contiguous()
-    # safetensors sorts tensors by name; the metadata keeps HF's named_parameters() order.
-    order = ",".join(param_name for param_name, _ in model.named_parameters())
-    save_file(expected, folder / "expected.safetensors", metadata={"parameter_order": order})
-    sizes = ", ".join(f"{p.name} {p.stat().st_size // 1024} KB" for p in sorted(folder.iterdir()))
-    print(f"{name} (torch {torch.__version__}, transformers {transformers.__version__}): "
-          f"loss {out.loss.item():.6f}; {sizes}; "
-          f"torch's own f32 error (vs f64): {f32_error(model, batch, expected):.2g}")
-
-
-def f32_error(model, batch, expected):
-    """Largest |f32 - f64| / max|f32| over outputs and gradients: the noise floor of a fixture."""
-    model = model.double()
-    model.zero_grad(set_to_none=True)
-    batch = {key: value.double() if value.is_floating_point() else value
-             for key, value in batch.items()}
-    out = model(**batch)
-    out.loss.backward()
-    pairs = [(key, getattr(out, key)) for key in ("logits", "start_logits", "end_logits")
-             if getattr(out, key, None) is not None]
-    pairs += [("grad." + n, p.grad) for n, p in model.named_parameters()]
-    worst = 0.0
-    for key, value in pairs:
-        if value.abs().max() < 1e-12:
-            continue  # zero in exact arithmetic (key biases, ...): f32 keeps only rounding noise
-        reference = expected[key].double()
-        worst = max(worst, ((value - reference).abs().max() / reference.abs().max()).item())
-    return worst
+    save_expected(model, batch, folder)
 
 
 # A config.json naming sizes by DistilBertConfig.attribute_map's aliases only.
