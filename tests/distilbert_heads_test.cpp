@@ -111,6 +111,22 @@ TEST(DistilBertHeads, UntiedProjectorHasItsOwnWeight) {
             (Shape{fixture.config.vocab_size, fixture.config.dim}));
 }
 
+// A fresh model with sinusoidal_pos_embds starts from transformers' sin/cos table.
+TEST(DistilBertHeads, SinusoidalPositionEmbeddingsStartAsTransformers) {
+  DistilBertFixture fixture = load_fixture("mlm");
+  fixture.config.sinusoidal_pos_embds = true;
+  Graph graph;
+  DistilBertMaskedLM model = distilbert_for_masked_lm(graph, fixture.config, fixture.options);
+  EXPECT_EQ(model.params.names(), fixture.parameter_order);
+  model.params.initialize(7);
+  SafetensorsFile table(std::string(KILN_SOURCE_DIR) +
+                        "/tests/data/distilbert/configs/sinusoidal.safetensors");
+  EXPECT_EQ(testing::compare_tensors(
+                model.params.get("distilbert.embeddings.position_embeddings.weight").tensor,
+                table.to_tensor("position_embeddings"), 0.0, 1e-6),
+            "");
+}
+
 // A bare DistilBertModel checkpoint (no "distilbert." prefix, no head) loads into a head, whose
 // head parameters are reported missing; and a head's checkpoint loads into a bare model.
 TEST(DistilBertHeads, BareModelCheckpointsLoadAcrossThePrefix) {

@@ -23,9 +23,11 @@ import json
 import sys
 
 import torch
+from safetensors.torch import save_file
 from transformers import (DistilBertConfig, DistilBertForMaskedLM,
                           DistilBertForQuestionAnswering, DistilBertForSequenceClassification,
-                          DistilBertForTokenClassification, DistilBertTokenizer)
+                          DistilBertForTokenClassification, DistilBertModel,
+                          DistilBertTokenizer)
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from make_bert_fixtures import BATCH, LENGTHS, ROOT, SEQ, save_expected  # noqa: E402
@@ -129,7 +131,8 @@ ALIASED = {"model_type": "distilbert", "hidden_size": 48, "num_attention_heads":
 def make_config_fixtures():
     """configs/defaults.json: DistilBertConfig()'s every field; configs/aliased.json and
     configs/aliased_read.json: a config with aliases, and every field transformers reads from it
-    (`distilbert_config_test`)."""
+    (`distilbert_config_test`); configs/sinusoidal.safetensors: the sinusoidal position table
+    (`distilbert_heads_test`)."""
     folder = OUT / "configs"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "defaults.json").write_text(DistilBertConfig().to_json_string(use_diff=False))
@@ -138,6 +141,11 @@ def make_config_fixtures():
     (folder / "aliased_read.json").write_text(read.to_json_string(use_diff=False))
     print(f"configs: aliased reads as dim {read.dim}, n_heads {read.n_heads}, "
           f"n_layers {read.n_layers}")
+    # The position table a fresh model with sinusoidal_pos_embds starts from (the mlm fixture's
+    # sizes: 40 positions of 20).
+    config = make_config(dict(FIXTURES["mlm"][1], sinusoidal_pos_embds=True))
+    table = DistilBertModel(config).embeddings.position_embeddings.weight.detach().contiguous()
+    save_file({"position_embeddings": table}, folder / "sinusoidal.safetensors")
 
 
 # A tiny WordPiece vocabulary, and texts encoded with it: single texts and pairs, each kind

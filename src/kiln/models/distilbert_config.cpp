@@ -75,9 +75,6 @@ void distilbert_config_check(const DistilBertConfig& config, std::string_view wh
   config_check_positive(where, "hidden_dim", config.hidden_dim);
   check(config.dim % config.n_heads == 0, where, "dim ", config.dim,
         " is not a multiple of n_heads ", config.n_heads);
-  check(!config.sinusoidal_pos_embds, where,
-        "\"sinusoidal_pos_embds\" true is not supported (Kiln implements learned position "
-        "embeddings)");
   config_check_activation(where, "activation", config.activation);
   config_check_probability(where, "dropout", config.dropout);
   config_check_probability(where, "attention_dropout", config.attention_dropout);
