@@ -4,8 +4,9 @@
 // DistilBertForMaskedLM (tied projector), each on a right-padded batch with its attention mask:
 // logits, loss and every parameter gradient on the reference backend to 1e-5 of each tensor's
 // scale (golden_test_util.h; the QA head's padding row of the word embeddings compared apart, as
-// in bert_heads_test). Also: HF's parameter names and order, and checkpoints across heads (bare
-// DistilBertModel, another head's, a stored tied projector).
+// in bert_heads_test). Also: HF's parameter names and order, checkpoints across heads (bare
+// DistilBertModel, another head's, a stored tied projector), and the sinusoidal position table a
+// fresh model starts from.
 #include <gtest/gtest.h>
 
 #include "distilbert_test_util.h"
