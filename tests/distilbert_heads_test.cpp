@@ -4,10 +4,12 @@
 // DistilBertForMaskedLM (tied projector), each on a right-padded batch with its attention mask:
 // logits, loss and every parameter gradient on the reference backend to 1e-5 of each tensor's
 // scale (golden_test_util.h; the QA head's padding row of the word embeddings compared apart, as
-// in bert_heads_test). Also: HF's parameter names and order, and checkpoints across heads (bare
-// DistilBertModel, another head's, a stored tied projector).
+// in bert_heads_test). Also: HF's parameter names and order, checkpoints across heads (bare
+// DistilBertModel, another head's, a stored tied projector), and the sinusoidal position table a
+// fresh model starts from.
 #include <gtest/gtest.h>
 
+#include "distilbert_test_util.h"
 #include "golden_test_util.h"
 #include "kiln/io/mlm_collate.h"
 #include "kiln/io/safetensors.h"
@@ -18,27 +20,12 @@
 namespace kiln {
 namespace {
 
-using DistilBertFixture = testing::ModelFixture<DistilBertConfig>;
+using testing::DistilBertFixture;
 
 DistilBertFixture load_fixture(const std::string& name) {
-  return testing::load_model_fixture(
-      std::string(KILN_SOURCE_DIR) + "/tests/data/distilbert/" + name, distilbert_config_read);
+  return testing::load_distilbert_fixture(name);
 }
 
-// Loads the fixture's weights into `params` (in HF's order) and compares with transformers.
-void expect_matches_transformers(const DistilBertFixture& fixture, ParameterSet& params,
-                                 Value loss, std::vector<Value> outputs,
-                                 std::vector<std::string> names, bool pad_row_apart = false,
-                                 const std::map<std::string, Tensor>& extra_feeds = {}) {
-  EXPECT_EQ(params.names(), fixture.parameter_order);
-  distilbert_load_weights(params, fixture.dir);
-  std::map<std::string, Tensor> feeds = fixture.feeds();
-  feeds.insert(extra_feeds.begin(), extra_feeds.end());
-  testing::expect_outputs_and_gradients_match(
-      fixture.expected, params, loss, std::move(outputs), std::move(names), feeds,
-      pad_row_apart ? "distilbert.embeddings.word_embeddings.weight" : "",
-      fixture.config.pad_token_id.value_or(0));
-}
 
 std::map<std::string, Tensor> checkpoint_tensors(const DistilBertFixture& fixture) {
   SafetensorsFile file(fixture.dir + "/model.safetensors");
@@ -57,7 +44,8 @@ TEST(DistilBertHeads, SequenceClassificationMatchesTransformers) {
     EXPECT_EQ(model.problem_type, std::string(name) == "classifier"
                                       ? "single_label_classification"
                                       : "multi_label_classification");
-    expect_matches_transformers(fixture, model.params, model.loss, {model.logits}, {"logits"});
+    testing::expect_matches_transformers(fixture, model.params, distilbert_load_weights, model.loss,
+                                         {model.logits}, {"logits"});
   }
 }
 
@@ -66,9 +54,10 @@ TEST(DistilBertHeads, QuestionAnsweringMatchesTransformers) {
   Graph graph;
   DistilBertQuestionAnswering model =
       distilbert_for_question_answering(graph, fixture.config, fixture.options);
-  expect_matches_transformers(fixture, model.params, model.loss,
-                              {model.start_logits, model.end_logits},
-                              {"start_logits", "end_logits"}, /*pad_row_apart=*/true);
+  testing::expect_matches_transformers(fixture, model.params, distilbert_load_weights, model.loss,
+                                       {model.start_logits, model.end_logits},
+                                       {"start_logits", "end_logits"},
+                                       "distilbert.embeddings.word_embeddings.weight");
 }
 
 TEST(DistilBertHeads, TokenClassificationMatchesTransformers) {
@@ -78,7 +67,8 @@ TEST(DistilBertHeads, TokenClassificationMatchesTransformers) {
       distilbert_for_token_classification(graph, fixture.config, fixture.options);
   EXPECT_EQ(model.logits.shape(), (Shape{fixture.options.batch_size, fixture.options.seq_len,
                                          fixture.config.num_labels()}));
-  expect_matches_transformers(fixture, model.params, model.loss, {model.logits}, {"logits"});
+  testing::expect_matches_transformers(fixture, model.params, distilbert_load_weights, model.loss,
+                                       {model.logits}, {"logits"});
 }
 
 TEST(DistilBertHeads, MaskedLmMatchesTransformers) {
@@ -86,7 +76,8 @@ TEST(DistilBertHeads, MaskedLmMatchesTransformers) {
   Graph graph;
   DistilBertMaskedLM model = distilbert_for_masked_lm(graph, fixture.config, fixture.options);
   EXPECT_FALSE(model.params.contains("vocab_projector.weight"));
-  expect_matches_transformers(fixture, model.params, model.loss, {model.logits}, {"logits"});
+  testing::expect_matches_transformers(fixture, model.params, distilbert_load_weights, model.loss,
+                                       {model.logits}, {"logits"});
 }
 
 // The head that computes logits only at the labelled positions (what the Trainer runs): the
@@ -103,9 +94,9 @@ TEST(DistilBertHeads, MaskedLmPredictingOnlyLabelledPositionsMatchesTransformers
   Graph graph;
   DistilBertMaskedLM model = distilbert_for_masked_lm(graph, fixture.config, fixture.options);
   EXPECT_EQ(model.logits.shape(), (Shape{labelled + 2, fixture.config.vocab_size}));
-  expect_matches_transformers(fixture, model.params, model.loss, {}, {}, false,
-                              {{"masked_positions", predictions.positions},
-                               {"masked_labels", predictions.labels}});
+  testing::expect_matches_transformers(
+      fixture, model.params, distilbert_load_weights, model.loss, {}, {}, "",
+      {{"masked_positions", predictions.positions}, {"masked_labels", predictions.labels}});
 }
 
 TEST(DistilBertHeads, UntiedProjectorHasItsOwnWeight) {
@@ -119,6 +110,22 @@ TEST(DistilBertHeads, UntiedProjectorHasItsOwnWeight) {
   EXPECT_EQ(names.back(), "vocab_projector.bias");
   EXPECT_EQ(model.params.get("vocab_projector.weight").value.shape(),
             (Shape{fixture.config.vocab_size, fixture.config.dim}));
+}
+
+// A fresh model with sinusoidal_pos_embds starts from transformers' sin/cos table.
+TEST(DistilBertHeads, SinusoidalPositionEmbeddingsStartAsTransformers) {
+  DistilBertFixture fixture = load_fixture("mlm");
+  fixture.config.sinusoidal_pos_embds = true;
+  Graph graph;
+  DistilBertMaskedLM model = distilbert_for_masked_lm(graph, fixture.config, fixture.options);
+  EXPECT_EQ(model.params.names(), fixture.parameter_order);
+  model.params.initialize(7);
+  SafetensorsFile table(std::string(KILN_SOURCE_DIR) +
+                        "/tests/data/distilbert/configs/sinusoidal.safetensors");
+  EXPECT_EQ(testing::compare_tensors(
+                model.params.get("distilbert.embeddings.position_embeddings.weight").tensor,
+                table.to_tensor("position_embeddings"), 0.0, 1e-6),
+            "");
 }
 
 // A bare DistilBertModel checkpoint (no "distilbert." prefix, no head) loads into a head, whose

@@ -33,7 +33,8 @@ inline double golden_tolerance(const std::map<std::string, Tensor>& expected,
   double scale = max_abs(expected.at(name));
   if (name.ends_with(".bias")) {
     std::string weight = name.substr(0, name.size() - 5) + ".weight";
-    for (auto [key, query] : {std::pair{"self.key.", "self.query."}, std::pair{"k_lin.", "q_lin."}}) {
+    for (auto [key, query] :
+         {std::pair{"self.key.", "self.query."}, std::pair{"k_lin.", "q_lin."}}) {
       if (size_t at = weight.find(key); at != std::string::npos) {
         weight.replace(at, std::string_view(key).size(), query);
       }
@@ -77,6 +78,24 @@ inline void expect_outputs_and_gradients_match(
         compare_tensors(actual, want, 0.0, golden_tolerance(expected, names[i]));
     EXPECT_TRUE(mismatch.empty()) << names[i] << ": " << mismatch;
   }
+}
+
+// Loads the fixture's weights into `params` with `load_weights` (a family's *_load_weights),
+// checks HF's parameter names and order, and compares with transformers as above; the padding
+// row of `pad_row_param` (an embedding) apart, when given.
+template <typename Config>
+void expect_matches_transformers(
+    const ModelFixture<Config>& fixture, ParameterSet& params,
+    LoadReport (*load_weights)(ParameterSet&, const std::string&, bool), Value loss,
+    std::vector<Value> outputs, std::vector<std::string> names,
+    const std::string& pad_row_param = "", const std::map<std::string, Tensor>& extra_feeds = {}) {
+  EXPECT_EQ(params.names(), fixture.parameter_order);
+  load_weights(params, fixture.dir, /*strict=*/true);
+  std::map<std::string, Tensor> feeds = fixture.feeds();
+  feeds.insert(extra_feeds.begin(), extra_feeds.end());
+  expect_outputs_and_gradients_match(fixture.expected, params, loss, std::move(outputs),
+                                     std::move(names), feeds, pad_row_param,
+                                     fixture.config.pad_token_id.value_or(0));
 }
 
 }  // namespace kiln::testing

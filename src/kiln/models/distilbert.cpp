@@ -19,9 +19,17 @@ Value embeddings(const DistilBertConfig& config, const DistilBertInputs& inputs,
   const double init_std = config.initializer_range;
   Embedding word = Embedding::create(params, prefixed(prefix, "word_embeddings"),
                                      config.vocab_size, dim, init_std, config.pad_token_id);
-  Embedding position = Embedding::create(params, prefixed(prefix, "position_embeddings"),
-                                         config.max_position_embeddings, dim, init_std);
-  LayerNorm norm = LayerNorm::create(params, prefixed(prefix, "LayerNorm"), dim, kDistilBertLayerNormEps);
+  // Sinusoidal position embeddings differ only in their initial values: transformers 4 froze
+  // them, transformers 5 trains them as Kiln does.
+  Embedding position =
+      config.sinusoidal_pos_embds
+          ? Embedding{params.add(prefixed(prefix, "position_embeddings.weight"),
+                                 {config.max_position_embeddings, dim},
+                                 ParameterInit::sinusoidal(), /*decay=*/true)}
+          : Embedding::create(params, prefixed(prefix, "position_embeddings"),
+                              config.max_position_embeddings, dim, init_std);
+  LayerNorm norm =
+      LayerNorm::create(params, prefixed(prefix, "LayerNorm"), dim, kDistilBertLayerNormEps);
   check(seq <= config.max_position_embeddings, "distilbert", "sequence length ", seq,
         " exceeds max_position_embeddings ", config.max_position_embeddings);
   // position_ids = arange(seq): the first seq rows, taken by a slice rather than a gather.

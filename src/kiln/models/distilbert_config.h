@@ -15,7 +15,8 @@ namespace kiln {
 struct DistilBertConfig {
   int64_t vocab_size = 30522;
   int64_t max_position_embeddings = 512;
-  // true: fixed sin/cos position embeddings; Kiln refuses it (see distilbert_config_check).
+  // true: the position embeddings start as a sin/cos table (ParameterInit::sinusoidal) and
+  // train, as in transformers 5 (transformers 4 froze them).
   bool sinusoidal_pos_embds = false;
   int64_t n_layers = 6;       // alias num_hidden_layers
   int64_t n_heads = 12;       // alias num_attention_heads
@@ -52,7 +53,7 @@ DistilBertConfig distilbert_config_parse(std::string_view json_text, std::string
 DistilBertConfig distilbert_config_read(const std::string& path);
 
 // Throws "[where] ..." for what Kiln cannot build: dim not a multiple of the heads, non-positive
-// sizes, dropouts outside [0, 1), an unsupported activation, sinusoidal_pos_embds.
+// sizes, dropouts outside [0, 1), an unsupported activation.
 void distilbert_config_check(const DistilBertConfig& config, std::string_view where);
 
 // The config.json text (checked first): keys sorted, two-space indent, as transformers writes it.

@@ -111,8 +111,8 @@ std::unique_ptr<Executable> Runtime::compile_with_heartbeat(const Graph& graph,
                                                             std::string_view family) {
   if (!log_) return backend_.compile(graph, outputs, spec);
   Heartbeat heartbeat(heartbeat_seconds_, [this, family](double seconds) {
-    log_("still compiling the " + std::string(family) + " (" + std::to_string(std::lround(seconds)) +
-         " s so far)");
+    const std::string so_far = std::to_string(std::lround(seconds)) + " s so far";
+    log_("still compiling the " + std::string(family) + " (" + so_far + ")");
   });
   return backend_.compile(graph, outputs, spec);
 }
