@@ -23,6 +23,9 @@ writes them, or the error), and for 300 Austen lines (data/lm/austen.txt) and 30
 a hash of each line's ids and offsets (GPT-2's and RoBERTa's decode every line to itself).
 
 Also checks that transformers' AutoTokenizer loads gpt2/ and roberta/ to the same ids and offsets.
+`--check-kiln-save DIR` instead checks folders Kiln saved (DIR/gpt2, DIR/roberta, ... as
+tokenizer_bpe_test's SaveAndLoadRoundTrip leaves them): `tokenizers` and AutoTokenizer load each
+to the ids and offsets of the committed folder of the same name.
 Needs `pip install tokenizers transformers`; CI only reads the committed output.
 """
 import json
@@ -280,7 +283,25 @@ def check_transformers(folder, tok, texts):
     return type(hf).__name__
 
 
+def check_kiln_save(root):
+    texts = TEXTS + [t for _, t in austen_lines()[:50]]
+    for name in ("gpt2", "roberta", "options", "plain"):
+        folder = pathlib.Path(root) / name
+        original = Tokenizer.from_file(str(OUT / name / "tokenizer.json"))
+        saved = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        for text in texts:
+            a, b = original.encode(text), saved.encode(text)
+            assert (a.ids, a.offsets) == (b.ids, b.offsets), (name, text)
+            assert original.decode(a.ids) == saved.decode(b.ids), (name, text)
+        print(f"{name}: tokenizers loads Kiln's folder to the same ids, offsets and decodings")
+        if name in ("gpt2", "roberta"):
+            print(f"{name}: transformers loads it as {check_transformers(folder, original, texts)}")
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--check-kiln-save":
+        check_kiln_save(sys.argv[2])
+        return
     gpt2_json, gpt2_config = make_gpt2()
     roberta_json, roberta_config = make_roberta()
     gpt2 = write_folder("gpt2", gpt2_json, gpt2_config)

@@ -102,7 +102,8 @@ void check_tokenizer_case(const Tokenizer& tokenizer, const nlohmann::json& c,
   }
   EXPECT_EQ(actual, c["rows"].get<std::vector<std::string>>());
   std::vector<std::string> expected_samples;
-  for (const nlohmann::json& s : c["sample"]) expected_samples.push_back(std::to_string(s.get<int>()));
+  for (const nlohmann::json& s : c["sample"])
+    expected_samples.push_back(std::to_string(s.get<int>()));
   EXPECT_EQ(samples, expected_samples);
   if (c.contains("decoded")) {
     EXPECT_EQ(tokenizer.decode(batch[0].ids), c["decoded"].get<std::string>());

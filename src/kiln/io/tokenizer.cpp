@@ -42,13 +42,14 @@ PostProcessor bert_post_processor(const std::string& cls, int32_t cls_id, const 
   return p;
 }
 
-PostProcessor roberta_post_processor(const std::string& cls, int32_t cls_id,
-                                     const std::string& sep, int32_t sep_id) {
+PostProcessor roberta_post_processor(const std::string& cls, int32_t cls_id, const std::string& sep,
+                                     int32_t sep_id) {
   PostProcessor p;
   p.single = {{-1, cls, 0}, {0, "", 0}, {-1, sep, 0}};
   p.pair = {{-1, cls, 0}, {0, "", 0}, {-1, sep, 0}, {-1, sep, 0}, {1, "", 0}, {-1, sep, 0}};
   p.special_tokens = {{cls, {cls_id}, {cls}}, {sep, {sep_id}, {sep}}};
   p.roberta = true;
+  p.byte_level = ByteLevelOptions{true, true, true};  // RobertaProcessing::new's
   return p;
 }
 
@@ -128,8 +129,8 @@ int32_t Tokenizer::vocab_size() const {
 int32_t Tokenizer::pad_id() const {
   if (config_.pad_id) return *config_.pad_id;
   check(!config_.special.pad.empty(), kWhere,
-        "padding needs a padding token and this tokenizer has none (GPT-2's has none: give it one, "
-        "e.g. its eos token, with Tokenizer::set_pad_token)");
+        "this tokenizer has no padding token (as GPT-2's) and padding needs one: give it one, e.g. "
+        "its eos token, with Tokenizer::set_pad_token");
   auto id = token_to_id(config_.special.pad);
   check(id.has_value(), kWhere, "padding needs a padding token, and \"", config_.special.pad,
         "\" is not in the vocabulary");

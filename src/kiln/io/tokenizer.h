@@ -57,14 +57,17 @@ struct TokenizerConfig {
   Vocab vocab;
   WordPieceOptions wordpiece;
   NormalizerOptions normalizer;
-  BpeOptions bpe;                // model bpe
-  ByteLevelOptions byte_level;   // model bpe: the ByteLevel pre-tokenizer
+  BpeOptions bpe;               // model bpe
+  ByteLevelOptions byte_level;  // model bpe: the ByteLevel pre-tokenizer
   // Model bpe: the ByteLevel decoder; unset: no decoder (tokens joined by spaces, as HF).
   std::optional<ByteLevelOptions> byte_level_decoder = ByteLevelOptions{};
   // Matched in the text before the model; ids past the vocabulary extend it.
   std::vector<AddedToken> added_tokens;
   PostProcessor post_processor;
   SpecialTokens special;
+  // tokenizer_config.json's tokenizer_class, written back; empty: BertTokenizer for WordPiece,
+  // PreTrainedTokenizerFast (tokenizer.json as it is) for BPE.
+  std::string tokenizer_class;
   std::optional<int32_t> pad_id;  // unset: the id of special.pad (if any)
   int32_t pad_type_id = 0;
   bool decode_cleanup = true;  // the WordPiece decoder's "cleanup"
@@ -77,10 +80,10 @@ struct TokenizerConfig {
 // The template of HF's BertTokenizer: [CLS]:0 $A:0 [SEP]:0 ($B:1 [SEP]:1).
 PostProcessor bert_post_processor(const std::string& cls, int32_t cls_id, const std::string& sep,
                                   int32_t sep_id);
-// RobertaProcessing's template, <s> $A </s> (</s> $B </s>) with every type id 0, without its
-// offset trimming (PostProcessor::byte_level).
-PostProcessor roberta_post_processor(const std::string& cls, int32_t cls_id,
-                                     const std::string& sep, int32_t sep_id);
+// RobertaProcessing's template, <s> $A </s> (</s> $B </s>) with every type id 0, and HF's
+// default trim_offsets and add_prefix_space (true) in PostProcessor::byte_level.
+PostProcessor roberta_post_processor(const std::string& cls, int32_t cls_id, const std::string& sep,
+                                     int32_t sep_id);
 
 class Tokenizer {
  public:
@@ -135,8 +138,8 @@ class Tokenizer {
 
   TokenizerConfig config_;
   std::optional<int32_t> unk_id_;
-  BpeMerges bpe_merges_;                // model bpe
-  std::vector<TokenSpaces> bpe_spaces_;  // model bpe: the spaces of each vocabulary token
+  BpeMerges bpe_merges_;                  // model bpe
+  std::vector<TokenSpaces> bpe_spaces_;   // model bpe: the spaces of each vocabulary token
   AddedTokenMatcher raw_matcher_;         // added tokens with normalized = false
   AddedTokenMatcher normalized_matcher_;  // added tokens with normalized = true
 };

@@ -139,7 +139,9 @@ void apply_tokenizer_config(TokenizerConfig& config, std::string_view text,
     std::optional<ByteLevelOptions>& post = config.post_processor.byte_level;
     if (const Json* v = r.find(json, "", "add_prefix_space")) {
       config.byte_level.add_prefix_space = r.boolean(*v, "add_prefix_space");
-      if (config.post_processor.roberta) post->add_prefix_space = config.byte_level.add_prefix_space;
+      if (config.post_processor.roberta) {
+        post->add_prefix_space = config.byte_level.add_prefix_space;
+      }
     }
     if (const Json* v = r.find(json, "", "trim_offsets"); v && config.post_processor.roberta)
       post->trim_offsets = r.boolean(*v, "trim_offsets");
@@ -148,13 +150,15 @@ void apply_tokenizer_config(TokenizerConfig& config, std::string_view text,
     const char* key;
     std::string* out;
   };
-  for (Name name : {Name{"unk_token", &config.special.unk}, Name{"sep_token", &config.special.sep},
-                    Name{"pad_token", &config.special.pad}, Name{"cls_token", &config.special.cls},
-                    Name{"mask_token", &config.special.mask}, Name{"bos_token", &config.special.bos},
-                    Name{"eos_token", &config.special.eos}}) {
+  for (Name name :
+       {Name{"unk_token", &config.special.unk}, Name{"sep_token", &config.special.sep},
+        Name{"pad_token", &config.special.pad}, Name{"cls_token", &config.special.cls},
+        Name{"mask_token", &config.special.mask}, Name{"bos_token", &config.special.bos},
+        Name{"eos_token", &config.special.eos}}) {
     if (const Json* v = r.find(json, "", name.key))
       *name.out = v->is_null() ? "" : r.token(*v, name.key);
   }
+  r.get(json, "", "tokenizer_class", config.tokenizer_class);
   if (const Json* v = r.find(json, "", "model_max_length")) {
     if (!v->is_number() || v->get<double>() < 0)
       r.bad("model_max_length", "expected a non-negative number");
@@ -281,8 +285,6 @@ PostProcessor parse_post_processor(const Reader& r, const Json& value) {
     auto [cls, cls_id] = name_and_id("cls");
     auto [sep, sep_id] = name_and_id("sep");
     PostProcessor processor = roberta_post_processor(cls, cls_id, sep, sep_id);
-    // HF's defaults (RobertaProcessing::new) for the flags a file leaves out.
-    processor.byte_level = ByteLevelOptions{true, true, true};
     r.get(value, path, "trim_offsets", processor.byte_level->trim_offsets);
     r.get(value, path, "add_prefix_space", processor.byte_level->add_prefix_space);
     return processor;
@@ -293,9 +295,9 @@ PostProcessor parse_post_processor(const Reader& r, const Json& value) {
     return processor;
   }
   if (type != "TemplateProcessing") {
-    r.bad(path + ".type",
-          "unsupported \"" + type +
-              "\" (Kiln reads TemplateProcessing, BertProcessing, RobertaProcessing and ByteLevel)");
+    r.bad(path + ".type", "unsupported \"" + type +
+                              "\" (Kiln reads TemplateProcessing, BertProcessing, "
+                              "RobertaProcessing and ByteLevel)");
   }
   PostProcessor processor;
   processor.single = parse_template(r, r.need(value, path, "single"), path + ".single");
