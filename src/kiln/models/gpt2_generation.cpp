@@ -34,8 +34,8 @@ Gpt2DecodeStep gpt2_decode_step(Graph& graph, const Gpt2Config& config,
   Value query_positions = broadcast_in_dim(positions, {count, length}, {0});
   Value mask = reshape(additive_attention_mask(le(key_positions, query_positions), options.dtype),
                        {1, 1, count, length});
-  // Cache position j takes new token j - past_length when that is one of them (a gather over the
-  // new tokens, clamped, then a select).
+  // Cache position j takes new token j - past_length when that is one of them: a gather of the
+  // new tokens (index 0 elsewhere), then a select between it and the past.
   Value cache_positions = iota(graph, DType::i64, {length}, 0);
   Value relative = cache_positions - broadcast_to(step.past_length, {length});
   Value written = logical_and(ge(relative, zeros_like(relative)),
