@@ -6,49 +6,37 @@
 // parameter names and their order are HF's.
 #include <gtest/gtest.h>
 
-#include "bert_test_util.h"
 #include "golden_test_util.h"
+#include "gpt2_test_util.h"
 #include "kiln/models/gpt2_heads.h"
 #include "kiln/models/gpt2_pretrained.h"
 
 namespace kiln {
 namespace {
 
-using Gpt2Fixture = testing::ModelFixture<Gpt2Config>;
-
-Gpt2Fixture load_fixture(const std::string& name) {
-  return testing::load_model_fixture(std::string(KILN_SOURCE_DIR) + "/tests/data/gpt2/" + name,
-                                     gpt2_config_read);
-}
-
-void expect_matches_transformers(const Gpt2Fixture& fixture, ParameterSet& params, Value loss,
-                                 const std::vector<Value>& outputs,
-                                 const std::vector<std::string>& names) {
-  EXPECT_EQ(params.names(), fixture.parameter_order);
-  gpt2_load_weights(params, fixture.dir);
-  testing::expect_outputs_and_gradients_match(fixture.expected, params, loss, outputs, names,
-                                              fixture.feeds());
-}
+using testing::Gpt2Fixture;
 
 TEST(Gpt2Heads, CausalLmMatchesTransformers) {
-  Gpt2Fixture fixture = load_fixture("lm");
+  Gpt2Fixture fixture = testing::load_gpt2_fixture("lm");
   Graph graph;
   Gpt2CausalLM model = gpt2_lm_head_model(graph, fixture.config, fixture.options);
   EXPECT_FALSE(model.params.contains("lm_head.weight"));  // tied to transformer.wte.weight
-  expect_matches_transformers(fixture, model.params, model.loss, {model.logits}, {"logits"});
+  testing::expect_matches_transformers(fixture, model.params, gpt2_load_weights, model.loss,
+                                       {model.logits}, {"logits"});
 }
 
 TEST(Gpt2Heads, SequenceClassificationMatchesTransformers) {
   for (const char* name : {"classifier", "regression"}) {
     SCOPED_TRACE(name);
-    Gpt2Fixture fixture = load_fixture(name);
+    Gpt2Fixture fixture = testing::load_gpt2_fixture(name);
     Graph graph;
     Gpt2SequenceClassifier model =
         gpt2_for_sequence_classification(graph, fixture.config, fixture.options);
     EXPECT_EQ(model.problem_type, std::string(name) == "regression"
                                       ? "regression"
                                       : "single_label_classification");
-    expect_matches_transformers(fixture, model.params, model.loss, {model.logits}, {"logits"});
+    testing::expect_matches_transformers(fixture, model.params, gpt2_load_weights, model.loss,
+                                       {model.logits}, {"logits"});
   }
 }
 
@@ -56,7 +44,7 @@ TEST(Gpt2Heads, SequenceClassificationMatchesTransformers) {
 // probabilities, attention output, MLP output), as GPT2Model has them; at rate 0 it computes
 // the evaluation graph's loss and gradients (the attention's softmax is spelled out there).
 TEST(Gpt2Heads, TrainingGraphHasGpt2sDropoutSites) {
-  Gpt2Fixture fixture = load_fixture("lm");
+  Gpt2Fixture fixture = testing::load_gpt2_fixture("lm");
   fixture.config.resid_pdrop = fixture.config.embd_pdrop = fixture.config.attn_pdrop = 0.0;
   fixture.options.training = true;
   Graph graph;
@@ -72,7 +60,7 @@ TEST(Gpt2Heads, TrainingGraphHasGpt2sDropoutSites) {
 
 // Without pad_token_id transformers pools the last token, and refuses batches of several rows.
 TEST(Gpt2Heads, WithoutAPadTokenTheLastTokenIsPooledForOneRowOnly) {
-  Gpt2Fixture fixture = load_fixture("classifier");
+  Gpt2Fixture fixture = testing::load_gpt2_fixture("classifier");
   fixture.config.pad_token_id.reset();
   BertBuildOptions options = fixture.options;
   options.with_labels = false;
@@ -105,21 +93,22 @@ TEST(Gpt2Heads, WithoutAPadTokenTheLastTokenIsPooledForOneRowOnly) {
 }
 
 TEST(Gpt2Heads, TokenClassificationMatchesTransformers) {
-  Gpt2Fixture fixture = load_fixture("token");
+  Gpt2Fixture fixture = testing::load_gpt2_fixture("token");
   Graph graph;
   Gpt2TokenClassifier model =
       gpt2_for_token_classification(graph, fixture.config, fixture.options);
-  expect_matches_transformers(fixture, model.params, model.loss, {model.logits}, {"logits"});
+  testing::expect_matches_transformers(fixture, model.params, gpt2_load_weights, model.loss,
+                                       {model.logits}, {"logits"});
 }
 
 TEST(Gpt2Heads, QuestionAnsweringMatchesTransformers) {
-  Gpt2Fixture fixture = load_fixture("qa");
+  Gpt2Fixture fixture = testing::load_gpt2_fixture("qa");
   Graph graph;
   Gpt2QuestionAnswering model =
       gpt2_for_question_answering(graph, fixture.config, fixture.options);
-  expect_matches_transformers(fixture, model.params, model.loss,
-                              {model.start_logits, model.end_logits},
-                              {"start_logits", "end_logits"});
+  testing::expect_matches_transformers(fixture, model.params, gpt2_load_weights, model.loss,
+                                       {model.start_logits, model.end_logits},
+                                       {"start_logits", "end_logits"});
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "bert_test_util.h"
+#include "gpt2_test_util.h"
 #include "kiln/backends/reference/reference_backend.h"
 #include "kiln/io/safetensors.h"
 #include "kiln/models/bert_pretrained.h"
@@ -20,18 +20,11 @@ namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
-using Gpt2Fixture = testing::ModelFixture<Gpt2Config>;
-
-Gpt2Fixture load_fixture(const std::string& name) {
-  return testing::load_model_fixture(std::string(KILN_SOURCE_DIR) + "/tests/data/gpt2/" + name,
-                                     gpt2_config_read);
-}
+using testing::Gpt2Fixture;
 
 std::map<std::string, Tensor> read_all(const std::string& path) {
-  SafetensorsFile file(path);
-  std::map<std::string, Tensor> tensors;
-  for (const std::string& name : file.names()) tensors.emplace(name, file.to_tensor(name));
-  return tensors;
+  std::string file;
+  return read_checkpoint_tensors(path, file);
 }
 
 BertBuildOptions without_labels(const Gpt2Fixture& fixture) {
@@ -47,7 +40,7 @@ Tensor logits_of(const ParameterSet& params, Value logits, const Gpt2Fixture& fi
 }
 
 TEST(Gpt2Pretrained, NamesOrderAndDecayAreTransformers) {
-  Gpt2Fixture fixture = load_fixture("classifier");
+  Gpt2Fixture fixture = testing::load_gpt2_fixture("classifier");
   Graph graph;
   Gpt2SequenceClassifier model =
       gpt2_for_sequence_classification(graph, fixture.config, fixture.options);
@@ -64,7 +57,7 @@ TEST(Gpt2Pretrained, NamesOrderAndDecayAreTransformers) {
 }
 
 TEST(Gpt2Pretrained, CheckpointNamesAreAdaptedAsTransformersDoes) {
-  Gpt2Fixture fixture = load_fixture("lm");
+  Gpt2Fixture fixture = testing::load_gpt2_fixture("lm");
   std::map<std::string, Tensor> weights = read_all(fixture.dir + "/model.safetensors");
   Graph graph;
   Gpt2CausalLM model = gpt2_lm_head_model(graph, fixture.config, without_labels(fixture));
@@ -109,7 +102,7 @@ TEST(Gpt2Pretrained, CheckpointNamesAreAdaptedAsTransformersDoes) {
 }
 
 TEST(Gpt2Pretrained, AShardedCheckpointLoadsAsItsSingleFile) {
-  Gpt2Fixture fixture = load_fixture("lm");
+  Gpt2Fixture fixture = testing::load_gpt2_fixture("lm");
   const std::string sharded = std::string(KILN_SOURCE_DIR) + "/tests/data/gpt2/lm_sharded";
   ASSERT_FALSE(fs::exists(sharded + "/model.safetensors"));
   Graph graph;
@@ -148,7 +141,7 @@ TEST(Gpt2Pretrained, AFolderWithPytorchWeightsOnlyGetsTheConversionCommand) {
   fs::copy_file(std::string(KILN_SOURCE_DIR) + "/tests/data/gpt2/lm/config.json",
                 folder / "config.json");
   std::ofstream(folder / "pytorch_model.bin") << "not a safetensors file";
-  Gpt2Fixture fixture = load_fixture("lm");
+  Gpt2Fixture fixture = testing::load_gpt2_fixture("lm");
   Graph graph;
   Gpt2CausalLM model = gpt2_lm_head_model(graph, fixture.config, without_labels(fixture));
   std::string message = testing::error_of([&] { gpt2_load_weights(model.params, folder); });
@@ -160,7 +153,7 @@ TEST(Gpt2Pretrained, AFolderWithPytorchWeightsOnlyGetsTheConversionCommand) {
 }
 
 TEST(Gpt2Pretrained, SavedModelsLoadBackWithTheSameLogits) {
-  Gpt2Fixture fixture = load_fixture("lm");
+  Gpt2Fixture fixture = testing::load_gpt2_fixture("lm");
   Gpt2Config config = fixture.config;
   config.initializer_range = 0.2;
   for (bool tied : {true, false}) {

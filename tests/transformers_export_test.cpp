@@ -17,6 +17,7 @@
 
 #include "bert_test_util.h"
 #include "distilbert_test_util.h"
+#include "gpt2_test_util.h"
 #include "kiln/backends/reference/reference_backend.h"
 #include "kiln/io/safetensors.h"
 #include "kiln/models/bert_heads.h"
@@ -212,8 +213,7 @@ TEST(TransformersLoadsKilnModels, Gpt2Heads) {
   std::vector<SavedModel> saved;
   auto save = [&](const char* name, auto build, auto outputs_of,
                   const std::vector<std::string>& names) {
-    auto fixture = testing::load_model_fixture(
-        std::string(KILN_SOURCE_DIR) + "/tests/data/gpt2/" + name, gpt2_config_read);
+    testing::Gpt2Fixture fixture = testing::load_gpt2_fixture(name);
     const Gpt2Config config = wide_init(fixture);
     Graph graph;
     auto model = build(graph, config, without_labels(fixture));
