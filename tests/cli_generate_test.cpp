@@ -63,8 +63,11 @@ TEST(CliGenerate, ErrorsNameTheFlag) {
             std::string::npos);
   EXPECT_NE(generate(folder, "It was", "--max_new_tokens 100", 1).find("[--max_new_tokens]"),
             std::string::npos);
-  EXPECT_NE(generate(folder / "missing", "It was", "", 1).find("has no config.json"),
+  EXPECT_NE(generate(folder / "missing", "It was", "", 1).find("[--model_name_or_path]"),
             std::string::npos);
+  const fs::path empty = folder.parent_path() / "empty";
+  fs::create_directories(empty);
+  EXPECT_NE(generate(empty, "It was", "", 1).find("has no config.json"), std::string::npos);
 }
 
 }  // namespace

@@ -1,12 +1,13 @@
 // `kiln generate`: the continuation of a prompt by a GPT-2 causal LM (a folder with config.json,
-// model.safetensors and tokenizer.json), as transformers' generate() writes it, with its
-// arguments' names: greedy by default, or sampled (--do_sample) after --temperature, --top_k and
-// --top_p, drawn from --seed. The prompt is encoded once, then each new token costs one position
-// (the key/value cache).
+// model.safetensors and tokenizer.json, or a Hub id in the Hugging Face cache), as transformers'
+// generate() writes it, with its arguments' names: greedy by default, or sampled (--do_sample)
+// after --temperature, --top_k and --top_p, drawn from --seed. The prompt is encoded once, then
+// each new token costs one position (the key/value cache).
 #include <filesystem>
 #include <iostream>
 
 #include "commands.h"
+#include "kiln/io/hf_hub_cache.h"
 #include "kiln/io/tokenizer_files.h"
 #include "kiln/ir/error.h"
 #include "kiln/ir/usage_error.h"
@@ -35,11 +36,12 @@ void run_generate(const GenerateFlags& flags) {
   }
   check_usage(flags.options.max_new_tokens >= 0, "--max_new_tokens", "must not be negative, got ",
               flags.options.max_new_tokens);
-  const std::string config_path = (fs::path(flags.model) / "config.json").string();
-  check(fs::exists(config_path), "--model_name_or_path", "'", flags.model,
+  const std::string folder = resolve_model_folder(flags.model, "--model_name_or_path");
+  const std::string config_path = (fs::path(folder) / "config.json").string();
+  check(fs::exists(config_path), "--model_name_or_path", "'", folder,
         "' has no config.json: give the folder of a GPT-2 model (save_pretrained's)");
   Gpt2Config config = gpt2_config_read(config_path);
-  Tokenizer tokenizer = tokenizer_load(flags.model);
+  Tokenizer tokenizer = tokenizer_load(folder);
   Encoding prompt = tokenizer.encode(flags.prompt);
 
   Graph graph;
@@ -47,7 +49,7 @@ void run_generate(const GenerateFlags& flags) {
   build.seq_len = 1;  // the graph only holds the parameters; generation builds its own
   build.with_labels = false;
   Gpt2CausalLM lm = gpt2_lm_head_model(graph, config, build);
-  gpt2_load_weights(lm.params, flags.model);
+  gpt2_load_weights(lm.params, folder);
 
   TrainingArguments device;
   device.device = flags.device;
@@ -67,7 +69,8 @@ void add_generate_command(CLI::App& app) {
       app.add_subcommand("generate", "Continue a prompt with a GPT-2 causal language model");
   auto flags = std::make_shared<GenerateFlags>();
   command->add_option("--model_name_or_path", flags->model,
-                      "Folder of the model: config.json, model.safetensors, tokenizer.json")
+                      "The model: a folder with config.json, model.safetensors and "
+                      "tokenizer.json, or a Hub id (org/name) in the Hugging Face cache")
       ->required();
   command->add_option("--prompt", flags->prompt, "The text to continue")->required();
   SamplingOptions& sampling = flags->options.sampling;
