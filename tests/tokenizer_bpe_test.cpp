@@ -4,7 +4,9 @@
 // values from `tokenizers`' ByteLevel decoder and Python's bytes.decode("utf-8", "replace")).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -151,6 +153,14 @@ TEST(TokenizerBpe, TokenizerJsonErrorsNameTheKey) {
     const std::string message = error_of([&] { tokenizer_json_parse(json, "tokenizer.json"); });
     EXPECT_NE(message.find(c.error), std::string::npos) << message;
   }
+}
+
+TEST(TokenizerBpe, FolderWithMergesTxtOnlyNamesTokenizerJson) {
+  const fs::path dir = testing::scratch_folder();
+  for (const char* file : {"vocab.json", "merges.txt"}) std::ofstream(dir / file) << "{}\n";
+  EXPECT_NE(error_of([&] { tokenizer_load(dir.string()); })
+                .find("has merges.txt but no tokenizer.json"),
+            std::string::npos);
 }
 
 TEST(TokenizerBpe, ByteLevelTableIsGpt2s) {

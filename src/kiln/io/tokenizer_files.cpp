@@ -543,6 +543,11 @@ Tokenizer tokenizer_load(const std::string& folder) {
     return tokenizer_load_json((dir / "tokenizer.json").string(), config_path);
   if (fs::exists(dir / "vocab.txt"))
     return tokenizer_load_vocab((dir / "vocab.txt").string(), config_path);
+  if (fs::exists(dir / "merges.txt")) {
+    fail(folder, "has merges.txt but no tokenizer.json: Kiln reads BPE tokenizers from "
+                 "tokenizer.json (transformers' AutoTokenizer.from_pretrained(folder)"
+                 ".save_pretrained(folder) writes it)");
+  }
   fail(folder, "no tokenizer here: neither tokenizer.json nor vocab.txt");
 }
 
