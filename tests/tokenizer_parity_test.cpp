@@ -6,19 +6,27 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "kiln/io/tokenizer_files.h"
 #include "kiln/ir/error.h"
+#include "support/testing.h"
+#include "support/tokenizer_cases.h"
 
 namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
+using testing::fnv1a64;
+using testing::hex;
+using testing::joined;
+using testing::offsets_text;
+using testing::options_from;
+using testing::read_text;
+using testing::split_lines;
 
 const fs::path kSource = KILN_SOURCE_DIR;
 const fs::path kFixtures = kSource / "tests/fixtures/tokenizer";
@@ -27,62 +35,6 @@ const fs::path kVocab = kSource / "data/vocab/bert-base-uncased-vocab.txt";
 fs::path shared_dir() {
   const char* env = std::getenv("KILN_SHARED_DIR");
   return env ? fs::path(env) : kSource.parent_path() / "shared";
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-std::vector<std::string> split_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-uint64_t fnv1a64(const std::vector<int64_t>& values) {
-  uint64_t h = 0xCBF29CE484222325ull;
-  for (int64_t value : values) {
-    auto v = static_cast<uint32_t>(static_cast<int32_t>(value));
-    for (int byte = 0; byte < 4; ++byte) {
-      h = (h ^ ((v >> (8 * byte)) & 0xFF)) * 0x100000001B3ull;
-    }
-  }
-  return h;
-}
-
-std::string hex(uint64_t value, int digits) {
-  std::ostringstream out;
-  out << std::hex;
-  out.width(digits);
-  out.fill('0');
-  out << value;
-  return out.str();
-}
-
-template <typename T>
-std::string joined(const std::vector<T>& values) {
-  std::string out;
-  for (const T& v : values) out += (out.empty() ? "" : " ") + std::to_string(v);
-  return out;
-}
-
-std::string offsets_text(const std::vector<CharRange>& offsets) {
-  std::string out;
-  for (const CharRange& o : offsets) {
-    out += (out.empty() ? "" : " ") + std::to_string(o.start) + ":" + std::to_string(o.end);
-  }
-  return out;
-}
-
-// The generator's row_text format.
-std::string row_text(const Encoding& e) {
-  return joined(e.ids) + " | " + joined(e.type_ids) + " | " + joined(e.attention_mask) + " | " +
-         joined(e.special_tokens_mask) + " | " + offsets_text(e.offsets) + " | " +
-         joined(e.word_ids) + " | " + joined(e.sequence_ids);
 }
 
 // Rows as transformers returns them with return_overflowing_tokens: each encoding, then its
@@ -113,36 +65,11 @@ uint64_t rows_hash(const std::vector<Encoding>& batch) {
 }
 
 Tokenizer vocab_tokenizer(const Json& config) {
-  return tokenizer_vocab_parse(read_file(kVocab), kVocab.string(), config.dump(), "config");
-}
-
-// A transformers call's keyword arguments as EncodeOptions.
-EncodeOptions options_from(const Json& json) {
-  EncodeOptions o;
-  const std::string truncation = json.value("truncation", "do_not_truncate");
-  if (truncation == "longest_first") o.truncation = Truncation::longest_first;
-  if (truncation == "only_first") o.truncation = Truncation::only_first;
-  if (truncation == "only_second") o.truncation = Truncation::only_second;
-  const std::string padding = json.value("padding", "do_not_pad");
-  if (padding == "longest") o.padding = Padding::longest;
-  if (padding == "max_length") o.padding = Padding::max_length;
-  if (json.contains("max_length")) o.max_length = json["max_length"].get<size_t>();
-  o.stride = json.value("stride", size_t{0});
-  o.pad_to_multiple_of = json.value("pad_to_multiple_of", size_t{0});
-  o.add_special_tokens = json.value("add_special_tokens", true);
-  o.truncation_side = json.value("truncation_side", "right") == "left" ? Side::left : Side::right;
-  o.padding_side = json.value("padding_side", "right") == "left" ? Side::left : Side::right;
-  return o;
-}
-
-std::string describe(const Json& c) {
-  std::string text = c["texts"].dump();
-  if (c.contains("pairs")) text += " + " + c["pairs"].dump();
-  return c["tokenizer"].get<std::string>() + " " + text + " " + c["options"].dump();
+  return tokenizer_vocab_parse(read_text(kVocab), kVocab.string(), config.dump(), "config");
 }
 
 TEST(TokenizerParity, AdversarialTextsPairsTruncationPadding) {
-  const auto lines = split_lines(read_file(kFixtures / "adversarial.jsonl"));
+  const auto lines = split_lines(read_text(kFixtures / "adversarial.jsonl"));
   ASSERT_GT(lines.size(), 1u) << "missing " << (kFixtures / "adversarial.jsonl");
   const Json header = Json::parse(lines[0]);
   std::map<std::string, Tokenizer> tokenizers;
@@ -151,48 +78,17 @@ TEST(TokenizerParity, AdversarialTextsPairsTruncationPadding) {
   }
   tokenizers.emplace("custom", tokenizer_load_json((kFixtures / "custom_tokenizer.json").string()));
 
-  size_t compared = 0, errors = 0;
+  testing::CaseCounts counts;
   for (size_t i = 1; i < lines.size(); ++i) {
     const Json c = Json::parse(lines[i]);
-    SCOPED_TRACE("case " + std::to_string(i) + ": " + describe(c));
+    SCOPED_TRACE("case " + std::to_string(i) + ": " + testing::describe_case(c));
     const Tokenizer& tokenizer = tokenizers.at(c["tokenizer"].get<std::string>());
     const EncodeOptions options =
         c["options"].is_string() ? tokenizer.config().defaults : options_from(c["options"]);
-    std::vector<std::string> texts = c["texts"].get<std::vector<std::string>>();
-    std::vector<std::string_view> views(texts.begin(), texts.end());
-    std::vector<std::string> pairs;
-    if (c.contains("pairs")) pairs = c["pairs"].get<std::vector<std::string>>();
-    std::vector<std::string_view> pair_views(pairs.begin(), pairs.end());
-    auto run = [&] {
-      return pairs.empty() ? tokenizer.encode_batch(views, options)
-                           : tokenizer.encode_pair_batch(views, pair_views, options);
-    };
-    if (c.contains("error")) {
-      EXPECT_THROW(run(), Error) << "HF: " << c["error"];
-      ++errors;
-      continue;
-    }
-    const std::vector<Encoding> batch = run();
-    std::vector<std::string> actual, samples;
-    for (size_t b = 0; b < batch.size(); ++b) {
-      actual.push_back(row_text(batch[b]));
-      samples.push_back(std::to_string(b));
-      for (const Encoding& window : batch[b].overflowing) {
-        actual.push_back(row_text(window));
-        samples.push_back(std::to_string(b));
-      }
-    }
-    EXPECT_EQ(actual, c["rows"].get<std::vector<std::string>>());
-    std::vector<std::string> expected_samples;
-    for (const Json& s : c["sample"]) expected_samples.push_back(std::to_string(s.get<int>()));
-    EXPECT_EQ(samples, expected_samples);
-    if (c.contains("decoded")) {
-      EXPECT_EQ(tokenizer.decode(batch[0].ids), c["decoded"].get<std::string>());
-    }
-    ++compared;
+    testing::check_tokenizer_case(tokenizer, c, options, counts);
   }
-  EXPECT_GT(compared, 900u);
-  EXPECT_GT(errors, 10u);
+  EXPECT_GT(counts.compared, 900u);
+  EXPECT_GT(counts.errors, 10u);
 }
 
 // The repository's copy of the UCI sentences when it has one, else the shared data folder's.
@@ -204,7 +100,7 @@ fs::path uci_tsv() {
 // The third column (the sentence) of every row.
 std::vector<std::string> uci_texts(const fs::path& tsv) {
   std::vector<std::string> texts;
-  for (const std::string& line : split_lines(read_file(tsv))) {
+  for (const std::string& line : split_lines(read_text(tsv))) {
     size_t tab = line.find('\t', line.find('\t') + 1);
     texts.push_back(line.substr(tab + 1));
   }
@@ -228,7 +124,7 @@ TEST(TokenizerParity, UciSentences) {
   window_options.stride = 8;
 
   size_t checked = 0;
-  for (const std::string& line : split_lines(read_file(kFixtures / "uci.txt"))) {
+  for (const std::string& line : split_lines(read_text(kFixtures / "uci.txt"))) {
     if (line.starts_with("#")) continue;
     std::istringstream in(line);
     std::string kind, rest;
@@ -267,7 +163,7 @@ TEST(TokenizerParity, EveryLineOfAusten) {
   if (!fs::exists(austen)) GTEST_SKIP() << "no " << austen << " (set KILN_SHARED_DIR to ../shared)";
   const Tokenizer uncased = vocab_tokenizer(Json::object());
   const Tokenizer cased = vocab_tokenizer({{"do_lower_case", false}});
-  const auto expected = split_lines(read_file(kFixtures / "austen.txt"));
+  const auto expected = split_lines(read_text(kFixtures / "austen.txt"));
   size_t at = 0, files = 0, lines_checked = 0, mismatches = 0;
   while (at < expected.size()) {
     if (expected[at].starts_with("#")) {
@@ -279,7 +175,7 @@ TEST(TokenizerParity, EveryLineOfAusten) {
     size_t count = 0, uncased_tokens = 0, cased_tokens = 0;
     in >> word >> name >> count >> uncased_tokens >> cased_tokens >> cased_hash;
     ASSERT_EQ(word, "file");
-    const std::vector<std::string> lines = split_lines(read_file(austen / name));
+    const std::vector<std::string> lines = split_lines(read_text(austen / name));
     ASSERT_EQ(lines.size(), count) << name;
     size_t total_uncased = 0, total_cased = 0;
     std::vector<int64_t> cased_flat;
@@ -320,7 +216,7 @@ TEST(TokenizerParity, AustenWordPieceVocabulary) {
       tokenizer_load_vocab((kSource / "data/vocab/austen-wordpiece-8k.txt").string());
   const std::vector<std::string> texts = uci_texts(tsv);
   size_t sentences = 0, files = 0;
-  for (const std::string& line : split_lines(read_file(kFixtures / "austen_vocab.txt"))) {
+  for (const std::string& line : split_lines(read_text(kFixtures / "austen_vocab.txt"))) {
     if (line.starts_with("#")) continue;
     std::istringstream in(line);
     std::string kind;
@@ -342,7 +238,7 @@ TEST(TokenizerParity, AustenWordPieceVocabulary) {
       std::string name, hash;
       size_t count = 0, tokens = 0;
       in >> name >> count >> tokens >> hash;
-      const std::vector<std::string> lines = split_lines(read_file(austen / name));
+      const std::vector<std::string> lines = split_lines(read_text(austen / name));
       ASSERT_EQ(lines.size(), count) << name;
       size_t total = 0;
       std::vector<int64_t> flat;

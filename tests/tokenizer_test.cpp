@@ -321,8 +321,8 @@ TEST(TokenizerFiles, TokenizerJsonErrors) {
       message(tiny_json(R"({"[UNK]": 0, "a": 5})")).find("model.vocab.a: id 5 is not one of 0..1"),
       std::string::npos);
   std::string bpe = tiny_json(kTinyVocab);
-  bpe.replace(bpe.find("\"type\": \"WordPiece\", \"unk"), 19, "\"type\": \"BPE\"");
-  EXPECT_NE(message(bpe).find("model.type: unsupported \"BPE\""), std::string::npos);
+  bpe.replace(bpe.find("\"type\": \"WordPiece\", \"unk"), 19, "\"type\": \"Unigram\"");
+  EXPECT_NE(message(bpe).find("model.type: unsupported \"Unigram\""), std::string::npos);
   std::string no_pre = tiny_json(kTinyVocab);
   no_pre.replace(no_pre.find("BertPreTokenizer"), 16, "Whitespace");
   EXPECT_NE(message(no_pre).find("pre_tokenizer"), std::string::npos);

@@ -1,11 +1,13 @@
-// The tokenizer pipeline: added tokens, BertNormalizer, BertPreTokenizer, WordPiece, then
-// truncation, template and padding (tokenizer_encoding.cpp); decoding and vocabulary lookups.
+// The tokenizer pipeline: added tokens, then BertNormalizer, BertPreTokenizer and WordPiece or
+// ByteLevel and BPE, then truncation, template and padding (tokenizer_encoding.cpp); decoding
+// and vocabulary lookups.
 #include "kiln/io/tokenizer.h"
 
 #include <algorithm>
 #include <unordered_set>
 #include <utility>
 
+#include "kiln/io/tokenizer_byte_level.h"
 #include "kiln/io/tokenizer_unicode.h"
 #include "kiln/ir/error.h"
 
@@ -40,9 +42,30 @@ PostProcessor bert_post_processor(const std::string& cls, int32_t cls_id, const 
   return p;
 }
 
+PostProcessor roberta_post_processor(const std::string& cls, int32_t cls_id, const std::string& sep,
+                                     int32_t sep_id) {
+  PostProcessor p;
+  p.single = {{-1, cls, 0}, {0, "", 0}, {-1, sep, 0}};
+  p.pair = {{-1, cls, 0}, {0, "", 0}, {-1, sep, 0}, {-1, sep, 0}, {1, "", 0}, {-1, sep, 0}};
+  p.special_tokens = {{cls, {cls_id}, {cls}}, {sep, {sep_id}, {sep}}};
+  p.roberta = true;
+  p.byte_level = ByteLevelOptions{true, true, true};  // RobertaProcessing::new's
+  return p;
+}
+
 Tokenizer::Tokenizer(TokenizerConfig config) : config_(std::move(config)) {
   const std::string where = config_.source.empty() ? std::string(kWhere) : config_.source;
-  unk_id_ = wordpiece_unk_id(config_.vocab, config_.wordpiece, where);
+  if (config_.model == TokenizerModel::bpe) {
+    unk_id_ = bpe_unk_id(config_.vocab, config_.bpe, where);
+    bpe_merges_ = BpeMerges(config_.vocab, config_.bpe, where);
+    bpe_spaces_.resize(static_cast<size_t>(config_.vocab.size()));
+    for (int32_t id = 0; id < config_.vocab.size(); ++id) {
+      bpe_spaces_[static_cast<size_t>(id)] =
+          byte_level_token_spaces(utf8_decode(config_.vocab.token(id), where));
+    }
+  } else {
+    unk_id_ = wordpiece_unk_id(config_.vocab, config_.wordpiece, where);
+  }
   for (const AddedToken& token : config_.added_tokens) {
     check(token.id >= 0, where, "added token \"", token.content, "\" has the negative id ",
           token.id);
@@ -105,37 +128,76 @@ int32_t Tokenizer::vocab_size() const {
 
 int32_t Tokenizer::pad_id() const {
   if (config_.pad_id) return *config_.pad_id;
+  check(!config_.special.pad.empty(), kWhere,
+        "this tokenizer has no padding token (as GPT-2's) and padding needs one: give it one, e.g. "
+        "its eos token, with Tokenizer::set_pad_token");
   auto id = token_to_id(config_.special.pad);
   check(id.has_value(), kWhere, "padding needs a padding token, and \"", config_.special.pad,
         "\" is not in the vocabulary");
   return *id;
 }
 
+void Tokenizer::add_wordpiece_words(const NormalizedText& normalized, size_t begin, size_t end,
+                                    int32_t sequence, int32_t& word, Encoding& out) const {
+  std::vector<Span> words;
+  std::vector<Piece> pieces;
+  bert_pre_tokenize(normalized, begin, end, words);
+  for (Span w : words) {
+    pieces.clear();
+    wordpiece_tokenize(config_.vocab, config_.wordpiece, *unk_id_, normalized, w, pieces);
+    for (const Piece& piece : pieces) {
+      out.push(piece.id, sequence,
+               {normalized.origin[piece.chars.begin], normalized.origin[piece.chars.end - 1] + 1},
+               word, sequence, 0);
+    }
+    ++word;
+  }
+}
+
+void Tokenizer::add_bpe_words(const NormalizedText& normalized, size_t begin, size_t end,
+                              int32_t sequence, int32_t& word, Encoding& out) const {
+  NormalizedText bytes;
+  std::vector<Span> words;
+  std::vector<Piece> pieces;
+  byte_level_pre_tokenize(normalized, begin, end, config_.byte_level, bytes, words);
+  for (Span w : words) {
+    pieces.clear();
+    bpe_tokenize(config_.vocab, config_.bpe, bpe_merges_, unk_id_, bytes, w, pieces);
+    for (const Piece& piece : pieces) {
+      out.push(piece.id, sequence,
+               {bytes.origin[piece.chars.begin], bytes.origin[piece.chars.end - 1] + 1}, word,
+               sequence, 0);
+      out.spaces.push_back(bpe_spaces_[static_cast<size_t>(piece.id)]);
+    }
+    ++word;
+  }
+}
+
+void Tokenizer::set_pad_token(const std::string& token) {
+  std::optional<int32_t> id = token_to_id(token);
+  check(id.has_value(), kWhere, "the padding token \"", token, "\" is not in the vocabulary");
+  config_.special.pad = token;
+  config_.pad_id = *id;
+}
+
 Encoding Tokenizer::encode_text(std::string_view text, int32_t sequence) const {
   const std::u32string original = utf8_decode(text, kWhere);
+  const bool bpe = config_.model == TokenizerModel::bpe;
   Encoding out;
   int32_t word = 0;
   NormalizedText normalized;
   std::vector<AddedMatch> matches;
-  std::vector<Span> words;
-  std::vector<Piece> pieces;
 
-  auto add_token = [&](int32_t id, CharRange range) {
+  // An added token; its string is the text it matched, whitespace it swallowed included.
+  auto add_token = [&](int32_t id, CharRange range, std::u32string_view matched) {
     out.push(id, sequence, range, word++, sequence, 0);
+    if (bpe) out.spaces.push_back(byte_level_token_spaces(matched));
   };
-  // WordPiece over the words of normalized.chars[begin, end).
   auto add_words = [&](size_t begin, size_t end) {
-    words.clear();
-    bert_pre_tokenize(normalized, begin, end, words);
-    for (Span w : words) {
-      pieces.clear();
-      wordpiece_tokenize(config_.vocab, config_.wordpiece, unk_id_, normalized, w, pieces);
-      for (const Piece& piece : pieces) {
-        out.push(piece.id, sequence,
-                 {normalized.origin[piece.chars.begin], normalized.origin[piece.chars.end - 1] + 1},
-                 word, sequence, 0);
-      }
-      ++word;
+    if (bpe) {
+      add_bpe_words(normalized, begin, end, sequence, word, out);
+    } else {
+      add_wordpiece_words(normalized, begin, end, sequence, word, out);
     }
   };
   // A stretch of original text between raw added tokens: normalized, then searched for the
@@ -150,7 +212,8 @@ Encoding Tokenizer::encode_text(std::string_view text, int32_t sequence) const {
     size_t at = 0;
     for (const AddedMatch& m : inner) {
       add_words(at, m.begin);
-      add_token(m.id, {normalized.origin[m.begin], normalized.origin[m.end - 1] + 1});
+      add_token(m.id, {normalized.origin[m.begin], normalized.origin[m.end - 1] + 1},
+                std::u32string_view(normalized.chars).substr(m.begin, m.end - m.begin));
       at = m.end;
     }
     add_words(at, normalized.chars.size());
@@ -160,7 +223,8 @@ Encoding Tokenizer::encode_text(std::string_view text, int32_t sequence) const {
   size_t at = 0;
   for (const AddedMatch& m : matches) {
     if (at < m.begin) add_segment(at, m.begin);
-    add_token(m.id, {m.begin, m.end});
+    add_token(m.id, {m.begin, m.end},
+              std::u32string_view(original).substr(m.begin, m.end - m.begin));
     at = m.end;
   }
   if (at < original.size()) add_segment(at, original.size());
@@ -269,15 +333,24 @@ std::string Tokenizer::decode(std::span<const int32_t> ids, bool skip_special_to
       if (added.special) special.insert(added.id);
     }
   }
-  const std::string& prefix = config_.wordpiece.continuing_subword_prefix;
-  std::string text, token;
-  bool first = true;
+  std::vector<std::string_view> tokens;
   for (int32_t id : ids) {
     std::string_view piece = id_to_token(id);
     // Special tokens when asked, and ids without a token (HF drops those too); an empty string
     // is a token only where the vocabulary has it.
     const bool unknown = piece.empty() && config_.vocab.find(piece) != id;
-    if (special.contains(id) || unknown) continue;
+    if (!special.contains(id) && !unknown) tokens.push_back(piece);
+  }
+  if (config_.model == TokenizerModel::bpe) {
+    if (config_.byte_level_decoder) return byte_level_decode(tokens);
+    std::string text;  // no decoder: HF joins the tokens with spaces
+    for (size_t i = 0; i < tokens.size(); ++i) text.append(i > 0 ? " " : "").append(tokens[i]);
+    return text;
+  }
+  const std::string& prefix = config_.wordpiece.continuing_subword_prefix;
+  std::string text, token;
+  bool first = true;
+  for (std::string_view piece : tokens) {
     if (first) {
       token.assign(piece);
     } else if (piece.starts_with(prefix)) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "kiln/io/tokenizer_byte_level.h"
 #include "kiln/ir/error.h"
 
 namespace kiln {
@@ -25,6 +26,7 @@ Encoding slice(const Encoding& e, size_t start, size_t stop) {
   out.offsets = part(e.offsets);
   out.word_ids = part(e.word_ids);
   out.sequence_ids = part(e.sequence_ids);
+  if (!e.spaces.empty()) out.spaces = part(e.spaces);
   return out;
 }
 
@@ -171,11 +173,21 @@ void truncate_encodings(Encoding& first, Encoding* second, Truncation strategy, 
 
 Encoding post_process(const PostProcessor& processor, std::vector<Encoding> texts,
                       bool add_special_tokens) {
+  // ByteLevel's trim_offsets on each text and each window (whose first token counts as first).
+  auto trim = [&](Encoding& e) {
+    if (processor.byte_level && processor.byte_level->trim_offsets)
+      byte_level_trim_offsets(e, processor.byte_level->add_prefix_space);
+    e.spaces.clear();
+  };
   // Each text and its windows learn their sequence id; type ids default to it.
   for (size_t i = 0; i < texts.size(); ++i) {
     const auto sequence = static_cast<int32_t>(i);
-    fill_sequence(texts[i], sequence, sequence);
-    for (Encoding& window : texts[i].overflowing) fill_sequence(window, sequence, sequence);
+    trim(texts[i]);
+    fill_sequence(texts[i], sequence, processor.roberta ? 0 : sequence);
+    for (Encoding& window : texts[i].overflowing) {
+      trim(window);
+      fill_sequence(window, sequence, processor.roberta && add_special_tokens ? 0 : sequence);
+    }
   }
   Encoding merged;
   if (processor.single.empty()) {

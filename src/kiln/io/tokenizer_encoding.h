@@ -18,6 +18,14 @@ struct CharRange {
   bool operator==(const CharRange&) const = default;
 };
 
+// The spaces (byte-level "Ġ" or White_Space) a token's string starts and ends with: what the
+// ByteLevel offset trimming leaves out of its offsets.
+struct TokenSpaces {
+  size_t leading = 0;
+  size_t trailing = 0;
+  bool operator==(const TokenSpaces&) const = default;
+};
+
 struct Encoding {
   std::vector<int32_t> ids;
   std::vector<int32_t> type_ids;
@@ -26,6 +34,9 @@ struct Encoding {
   std::vector<CharRange> offsets;
   std::vector<int32_t> word_ids;      // word index within its text; -1: special/padding
   std::vector<int32_t> sequence_ids;  // 0 (first text), 1 (second); -1: special/padding
+  // Byte-level models only, from the model to the post-processor (which trims offsets with them
+  // and clears them); empty otherwise.
+  std::vector<TokenSpaces> spaces;
   // With truncation: the further windows of the texts (return_overflowing_tokens), HF's order.
   std::vector<Encoding> overflowing;
 
@@ -69,12 +80,27 @@ struct TemplateSpecialToken {
   bool operator==(const TemplateSpecialToken&) const = default;
 };
 
-// HF TemplateProcessing (BertProcessing is the template [CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1).
-// An empty `single` template means no post-processor: no special tokens are added.
+// The options of HF's ByteLevel pre-tokenizer, post-processor and decoder (one JSON shape).
+struct ByteLevelOptions {
+  bool add_prefix_space = false;  // pre-tokenizer: a space before each text part without one
+  bool trim_offsets = true;       // post-processor: offsets leave out the tokens' spaces
+  bool use_regex = true;          // pre-tokenizer: split with GPT-2's regex
+  bool operator==(const ByteLevelOptions&) const = default;
+};
+
+// HF TemplateProcessing (BertProcessing is the template [CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1;
+// RobertaProcessing <s>:0 $A:0 </s>:0 </s>:0 $B:0 </s>:0 with `roberta` set).
+// An empty `single` template means no special tokens are added.
 struct PostProcessor {
   std::vector<TemplatePiece> single;
   std::vector<TemplatePiece> pair;
   std::vector<TemplateSpecialToken> special_tokens;
+  // RobertaProcessing and the ByteLevel post-processor: their trim_offsets, applied to each text
+  // and window before the template, with their add_prefix_space (the first token keeps the
+  // space that was added before it).
+  std::optional<ByteLevelOptions> byte_level;
+  // RobertaProcessing: every type id is 0 (windows too, when special tokens are added).
+  bool roberta = false;
 
   // The number of special token ids the template adds.
   size_t added_tokens(bool is_pair) const;

@@ -125,23 +125,40 @@ void apply_tokenizer_config(TokenizerConfig& config, std::string_view text,
   Reader r(where);
   const Json json = json_parse(text, where);
   r.object(json, "");
-  if (const Json* v = r.find(json, "", "do_lower_case"))
-    config.normalizer.lowercase = r.boolean(*v, "do_lower_case");
-  if (const Json* v = r.find(json, "", "strip_accents")) {
-    config.normalizer.strip_accents =
-        v->is_null() ? std::nullopt : std::optional(r.boolean(*v, "strip_accents"));
+  if (config.model == TokenizerModel::wordpiece) {
+    if (const Json* v = r.find(json, "", "do_lower_case"))
+      config.normalizer.lowercase = r.boolean(*v, "do_lower_case");
+    if (const Json* v = r.find(json, "", "strip_accents")) {
+      config.normalizer.strip_accents =
+          v->is_null() ? std::nullopt : std::optional(r.boolean(*v, "strip_accents"));
+    }
+    r.get(json, "", "tokenize_chinese_chars", config.normalizer.handle_chinese_chars);
+  } else {
+    // GPT2TokenizerFast and RobertaTokenizerFast set these on the ByteLevel pre-tokenizer and
+    // RobertaProcessing.
+    std::optional<ByteLevelOptions>& post = config.post_processor.byte_level;
+    if (const Json* v = r.find(json, "", "add_prefix_space")) {
+      config.byte_level.add_prefix_space = r.boolean(*v, "add_prefix_space");
+      if (config.post_processor.roberta) {
+        post->add_prefix_space = config.byte_level.add_prefix_space;
+      }
+    }
+    if (const Json* v = r.find(json, "", "trim_offsets"); v && config.post_processor.roberta)
+      post->trim_offsets = r.boolean(*v, "trim_offsets");
   }
-  r.get(json, "", "tokenize_chinese_chars", config.normalizer.handle_chinese_chars);
   struct Name {
     const char* key;
     std::string* out;
   };
-  for (Name name : {Name{"unk_token", &config.special.unk}, Name{"sep_token", &config.special.sep},
-                    Name{"pad_token", &config.special.pad}, Name{"cls_token", &config.special.cls},
-                    Name{"mask_token", &config.special.mask}}) {
+  for (Name name :
+       {Name{"unk_token", &config.special.unk}, Name{"sep_token", &config.special.sep},
+        Name{"pad_token", &config.special.pad}, Name{"cls_token", &config.special.cls},
+        Name{"mask_token", &config.special.mask}, Name{"bos_token", &config.special.bos},
+        Name{"eos_token", &config.special.eos}}) {
     if (const Json* v = r.find(json, "", name.key))
       *name.out = v->is_null() ? "" : r.token(*v, name.key);
   }
+  r.get(json, "", "tokenizer_class", config.tokenizer_class);
   if (const Json* v = r.find(json, "", "model_max_length")) {
     if (!v->is_number() || v->get<double>() < 0)
       r.bad("model_max_length", "expected a non-negative number");
@@ -199,6 +216,26 @@ NormalizerOptions parse_normalizer(const Reader& r, const Json& value) {
   return options;
 }
 
+// A ByteLevel pre-tokenizer, post-processor or decoder (HF's defaults for absent flags).
+ByteLevelOptions parse_byte_level(const Reader& r, const Json& value, const std::string& path) {
+  ByteLevelOptions options;
+  r.get(value, path, "add_prefix_space", options.add_prefix_space);
+  r.get(value, path, "trim_offsets", options.trim_offsets);
+  r.get(value, path, "use_regex", options.use_regex);
+  return options;
+}
+
+// A pipeline part that must be {"type": "ByteLevel", ...} for a BPE model.
+ByteLevelOptions byte_level_part(const Reader& r, const Json& json, const char* key) {
+  const Json* value = r.find(json, "", key);
+  if (!value || value->is_null()) r.bad(key, "missing: Kiln's BPE needs the ByteLevel one");
+  const std::string path = key;
+  const std::string type = r.string(r.need(*value, path, "type"), path + ".type");
+  if (type != "ByteLevel")
+    r.bad(path + ".type", "unsupported \"" + type + "\" with model BPE (Kiln reads ByteLevel)");
+  return parse_byte_level(r, *value, path);
+}
+
 std::vector<TemplatePiece> parse_template(const Reader& r, const Json& value,
                                           const std::string& path) {
   if (!value.is_array()) r.bad(path, "expected an array of template pieces");
@@ -244,9 +281,23 @@ PostProcessor parse_post_processor(const Reader& r, const Json& value) {
     auto [sep, sep_id] = name_and_id("sep");
     return bert_post_processor(cls, cls_id, sep, sep_id);
   }
+  if (type == "RobertaProcessing") {
+    auto [cls, cls_id] = name_and_id("cls");
+    auto [sep, sep_id] = name_and_id("sep");
+    PostProcessor processor = roberta_post_processor(cls, cls_id, sep, sep_id);
+    r.get(value, path, "trim_offsets", processor.byte_level->trim_offsets);
+    r.get(value, path, "add_prefix_space", processor.byte_level->add_prefix_space);
+    return processor;
+  }
+  if (type == "ByteLevel") {
+    PostProcessor processor;
+    processor.byte_level = parse_byte_level(r, value, path);
+    return processor;
+  }
   if (type != "TemplateProcessing") {
-    r.bad(path + ".type",
-          "unsupported \"" + type + "\" (Kiln reads TemplateProcessing and BertProcessing)");
+    r.bad(path + ".type", "unsupported \"" + type +
+                              "\" (Kiln reads TemplateProcessing, BertProcessing, "
+                              "RobertaProcessing and ByteLevel)");
   }
   PostProcessor processor;
   processor.single = parse_template(r, r.need(value, path, "single"), path + ".single");
@@ -322,6 +373,92 @@ void parse_truncation_padding(const Reader& r, const Json& json, TokenizerConfig
   }
 }
 
+// The vocabulary of model.vocab. HF numbers the tokens 0..n-1 (it calls holes a corrupted
+// vocabulary); so does Kiln, which also keeps a hostile file from sizing the id table.
+void parse_vocab(const Reader& r, const Json& model, Vocab& out) {
+  const Json& vocab = r.object(r.need(model, "model", "vocab"), "model.vocab");
+  const auto entries = static_cast<int64_t>(vocab.size());
+  for (const auto& [token, id] : vocab.items()) {
+    const auto n = static_cast<int32_t>(
+        r.integer(id, "model.vocab." + token, 0, std::numeric_limits<int32_t>::max()));
+    if (n >= entries || !out.token(n).empty()) {
+      r.bad("model.vocab." + token, "id " + std::to_string(n) + " is not one of 0.." +
+                                        std::to_string(entries - 1) + " used once");
+    }
+    out.set(token, n);
+  }
+}
+
+// WordPiece with BertNormalizer, BertPreTokenizer and the WordPiece decoder.
+void parse_wordpiece(const Reader& r, const Json& json, const Json& model,
+                     TokenizerConfig& config) {
+  r.get(model, "model", "unk_token", config.wordpiece.unk_token);
+  r.get(model, "model", "continuing_subword_prefix", config.wordpiece.continuing_subword_prefix);
+  r.get(model, "model", "max_input_chars_per_word", config.wordpiece.max_input_chars_per_word);
+  config.special.unk = config.wordpiece.unk_token;
+  parse_vocab(r, model, config.vocab);
+  config.normalizer =
+      parse_normalizer(r, r.find(json, "", "normalizer") ? json["normalizer"] : Json());
+  const Json* pre = r.find(json, "", "pre_tokenizer");
+  if (!pre || pre->is_null() || !pre->is_object() || pre->value("type", "") != "BertPreTokenizer") {
+    r.bad("pre_tokenizer", "Kiln reads the BertPreTokenizer only");
+  }
+  if (const Json* decoder = r.find(json, "", "decoder"); decoder && !decoder->is_null()) {
+    const std::string type = r.string(r.need(*decoder, "decoder", "type"), "decoder.type");
+    if (type != "WordPiece")
+      r.bad("decoder.type", "unsupported \"" + type + "\" (Kiln reads WordPiece)");
+    r.get(*decoder, "decoder", "cleanup", config.decode_cleanup);
+  }
+}
+
+// BPE with the ByteLevel pre-tokenizer and decoder and no normalizer (GPT-2, RoBERTa).
+void parse_bpe(const Reader& r, const Json& json, const Json& model, TokenizerConfig& config) {
+  config.model = TokenizerModel::bpe;
+  BpeOptions& bpe = config.bpe;
+  for (auto [key, out] : {std::pair{"unk_token", &bpe.unk_token},
+                          std::pair{"continuing_subword_prefix", &bpe.continuing_subword_prefix},
+                          std::pair{"end_of_word_suffix", &bpe.end_of_word_suffix}}) {
+    if (const Json* v = r.find(model, "model", key); v && !v->is_null())
+      *out = r.string(*v, Reader::join("model", key));
+  }
+  r.get(model, "model", "fuse_unk", bpe.fuse_unk);
+  r.get(model, "model", "ignore_merges", bpe.ignore_merges);
+  bool byte_fallback = false;
+  r.get(model, "model", "byte_fallback", byte_fallback);
+  if (byte_fallback) r.bad("model.byte_fallback", "unsupported (Kiln's BPE has no byte fallback)");
+  if (const Json* v = r.find(model, "model", "dropout");
+      v && !v->is_null() && !(v->is_number() && v->get<double>() == 0)) {
+    r.bad("model.dropout", "unsupported (Kiln's BPE has no dropout)");
+  }
+  parse_vocab(r, model, config.vocab);
+  const Json& merges = r.need(model, "model", "merges");
+  if (!merges.is_array()) r.bad("model.merges", "expected an array");
+  for (size_t i = 0; i < merges.size(); ++i) {
+    const Json& merge = merges[i];
+    const std::string path = "model.merges[" + std::to_string(i) + "]";
+    if (merge.is_string()) {  // the older form, "a b"
+      const std::string text = merge.get<std::string>();
+      const size_t space = text.find(' ');
+      if (space == std::string::npos) r.bad(path, "expected two tokens separated by a space");
+      bpe.merges.emplace_back(text.substr(0, space), text.substr(space + 1));
+    } else if (merge.is_array() && merge.size() == 2) {
+      bpe.merges.emplace_back(r.string(merge[0], path + "[0]"), r.string(merge[1], path + "[1]"));
+    } else {
+      r.bad(path, "expected \"a b\" or [\"a\", \"b\"]");
+    }
+  }
+  if (const Json* n = r.find(json, "", "normalizer"); n && !n->is_null()) {
+    r.bad("normalizer", "unsupported with model BPE (Kiln reads none)");
+  }
+  config.normalizer = NormalizerOptions{false, false, false, false};
+  config.byte_level = byte_level_part(r, json, "pre_tokenizer");
+  config.byte_level_decoder = std::nullopt;
+  if (const Json* decoder = r.find(json, "", "decoder"); decoder && !decoder->is_null())
+    config.byte_level_decoder = byte_level_part(r, json, "decoder");
+  // No BERT names: the special tokens are the model's unknown token and tokenizer_config.json's.
+  config.special = SpecialTokens{bpe.unk_token, "", "", "", "", "", ""};
+}
+
 }  // namespace
 
 Tokenizer tokenizer_vocab_parse(std::string_view vocab_text, std::string_view vocab_where,
@@ -355,42 +492,21 @@ Tokenizer tokenizer_json_parse(std::string_view json_text, std::string_view wher
   config.source = std::string(where);
 
   const Json& model = r.need(json, "", "model");
-  const std::string model_type =
-      r.find(model, "model", "type") ? r.string(model["type"], "model.type") : "WordPiece";
-  if (model_type != "WordPiece")
-    r.bad("model.type", "unsupported \"" + model_type + "\" (Kiln reads WordPiece)");
-  r.get(model, "model", "unk_token", config.wordpiece.unk_token);
-  r.get(model, "model", "continuing_subword_prefix", config.wordpiece.continuing_subword_prefix);
-  r.get(model, "model", "max_input_chars_per_word", config.wordpiece.max_input_chars_per_word);
-  config.special.unk = config.wordpiece.unk_token;
-  // HF numbers the tokens 0..n-1 (it calls holes a corrupted vocabulary); so does Kiln, which
-  // also keeps a hostile file from sizing the id table.
-  const Json& vocab = r.object(r.need(model, "model", "vocab"), "model.vocab");
-  const auto entries = static_cast<int64_t>(vocab.size());
-  for (const auto& [token, id] : vocab.items()) {
-    const auto n = static_cast<int32_t>(
-        r.integer(id, "model.vocab." + token, 0, std::numeric_limits<int32_t>::max()));
-    if (n >= entries || !config.vocab.token(n).empty()) {
-      r.bad("model.vocab." + token, "id " + std::to_string(n) + " is not one of 0.." +
-                                        std::to_string(entries - 1) + " used once");
-    }
-    config.vocab.set(token, n);
-  }
-
-  config.normalizer =
-      parse_normalizer(r, r.find(json, "", "normalizer") ? json["normalizer"] : Json());
-  const Json* pre = r.find(json, "", "pre_tokenizer");
-  if (!pre || pre->is_null() || !pre->is_object() || pre->value("type", "") != "BertPreTokenizer") {
-    r.bad("pre_tokenizer", "Kiln reads the BertPreTokenizer only");
+  // Files that predate the "type" key (GPT-2's) are told apart by their merges.
+  const std::string model_type = r.find(model, "model", "type")
+                                     ? r.string(model["type"], "model.type")
+                                     : (r.find(model, "model", "merges") ? "BPE" : "WordPiece");
+  if (model_type == "WordPiece") {
+    parse_wordpiece(r, json, model, config);
+  } else if (model_type == "BPE") {
+    parse_bpe(r, json, model, config);
+  } else {
+    r.bad("model.type", "unsupported \"" + model_type + "\" (Kiln reads WordPiece and BPE)");
   }
   if (const Json* post = r.find(json, "", "post_processor"))
     config.post_processor = parse_post_processor(r, *post);
-  if (const Json* decoder = r.find(json, "", "decoder"); decoder && !decoder->is_null()) {
-    const std::string type = r.string(r.need(*decoder, "decoder", "type"), "decoder.type");
-    if (type != "WordPiece")
-      r.bad("decoder.type", "unsupported \"" + type + "\" (Kiln reads WordPiece)");
-    r.get(*decoder, "decoder", "cleanup", config.decode_cleanup);
-  }
+  if (config.model == TokenizerModel::wordpiece && config.post_processor.byte_level)
+    r.bad("post_processor.type", "a byte-level post-processor needs model BPE");
   if (const Json* added = r.find(json, "", "added_tokens")) {
     if (!added->is_array()) r.bad("added_tokens", "expected an array");
     for (size_t i = 0; i < added->size(); ++i) {
@@ -427,6 +543,11 @@ Tokenizer tokenizer_load(const std::string& folder) {
     return tokenizer_load_json((dir / "tokenizer.json").string(), config_path);
   if (fs::exists(dir / "vocab.txt"))
     return tokenizer_load_vocab((dir / "vocab.txt").string(), config_path);
+  if (fs::exists(dir / "merges.txt")) {
+    fail(folder, "has merges.txt but no tokenizer.json: Kiln reads BPE tokenizers from "
+                 "tokenizer.json (transformers' AutoTokenizer.from_pretrained(folder)"
+                 ".save_pretrained(folder) writes it)");
+  }
   fail(folder, "no tokenizer here: neither tokenizer.json nor vocab.txt");
 }
 

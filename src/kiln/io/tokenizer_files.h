@@ -15,8 +15,9 @@ namespace kiln {
 Tokenizer tokenizer_vocab_parse(std::string_view vocab_text, std::string_view vocab_where,
                                 std::string_view config_json = {},
                                 std::string_view config_where = {});
-// tokenizer.json (normalizer, pre-tokenizer, WordPiece model, post-processor, added tokens,
-// truncation, padding); tokenizer_config.json adds model_max_length, the sides and token names.
+// tokenizer.json (normalizer, pre-tokenizer, WordPiece or BPE model, post-processor, decoder,
+// added tokens, truncation, padding); tokenizer_config.json adds model_max_length, the sides and
+// token names (and for BPE add_prefix_space / trim_offsets, as GPT-2's and RoBERTa's classes).
 Tokenizer tokenizer_json_parse(std::string_view json_text, std::string_view where,
                                std::string_view config_json = {},
                                std::string_view config_where = {});
@@ -31,8 +32,8 @@ std::string tokenizer_to_json(const Tokenizer& tokenizer);
 std::string tokenizer_config_to_json(const Tokenizer& tokenizer);
 std::string tokenizer_special_tokens_map_to_json(const Tokenizer& tokenizer);
 std::string tokenizer_vocab_to_text(const Tokenizer& tokenizer);
-// Writes vocab.txt, tokenizer_config.json, special_tokens_map.json and tokenizer.json into
-// `folder` (created if missing), each file atomically.
+// Writes tokenizer_config.json, special_tokens_map.json, tokenizer.json and (WordPiece only)
+// vocab.txt into `folder` (created if missing), each file atomically.
 void tokenizer_save(const Tokenizer& tokenizer, const std::string& folder);
 
 }  // namespace kiln

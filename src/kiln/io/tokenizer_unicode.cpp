@@ -114,6 +114,16 @@ bool bert_is_punctuation(char32_t c) {
   return in_ranges(unicode_tables::punctuation, c);
 }
 
+bool byte_level_is_letter(char32_t c) {
+  if (c < 0x80) return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+  return in_ranges(unicode_tables::byte_level_letter, c);
+}
+
+bool byte_level_is_number(char32_t c) {
+  if (c < 0x80) return c >= '0' && c <= '9';
+  return in_ranges(unicode_tables::byte_level_number, c);
+}
+
 bool bert_is_chinese_char(char32_t c) {
   return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||
          (c >= 0x20000 && c <= 0x2A6DF) || (c >= 0x2A700 && c <= 0x2B73F) ||

@@ -29,6 +29,10 @@ bool unicode_is_word_char(char32_t c);
 bool bert_is_control(char32_t c);
 // ASCII punctuation or Unicode P* (HF's tables): BertPreTokenizer isolates each one.
 bool bert_is_punctuation(char32_t c);
+// \p{L} and \p{N} of GPT-2's split regex as HF's ByteLevel pre-tokenizer runs it (Oniguruma's
+// tables); its \s is unicode_is_white_space.
+bool byte_level_is_letter(char32_t c);
+bool byte_level_is_number(char32_t c);
 // The CJK ideograph blocks that tokenize_chinese_chars surrounds with spaces.
 bool bert_is_chinese_char(char32_t c);
 
@@ -54,6 +58,9 @@ struct CodeMapping {
 extern const std::span<const CodeRange> control;
 extern const std::span<const CodeRange> punctuation;
 extern const std::span<const CodeRange> nonspacing_mark;
+// Defined in tokenizer_byte_level_tables.cpp (generated).
+extern const std::span<const CodeRange> byte_level_letter;
+extern const std::span<const CodeRange> byte_level_number;
 // Sorted by `from`: where HF's results differ from utf8proc's on this build's Unicode version.
 extern const std::span<const CodeMapping> lowercase;
 extern const std::span<const CodeMapping> strip_accents;
