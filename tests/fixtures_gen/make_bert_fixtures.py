@@ -63,13 +63,14 @@ def randomize(model, generator):
     with torch.no_grad():
         for name, param in model.named_parameters():
             noise = torch.randn(param.shape, generator=generator)
-            if "LayerNorm.weight" in name:
+            norm = "LayerNorm" in name or "layer_norm" in name  # BERT's and DistilBERT's names
+            if norm and name.endswith("weight"):
                 param.copy_(1.0 + 0.2 * noise)
-            elif name.endswith("bias") or "LayerNorm" in name:
+            elif norm or name.endswith("bias"):
                 param.copy_(0.1 * noise)
             else:
                 param.copy_(0.3 * noise)
-        model.bert.embeddings.word_embeddings.weight[model.config.pad_token_id].zero_()
+        model.base_model.embeddings.word_embeddings.weight[model.config.pad_token_id].zero_()
 
 
 def make_batch(config, generator):

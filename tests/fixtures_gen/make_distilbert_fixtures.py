@@ -30,7 +30,8 @@ from transformers import (DistilBertConfig, DistilBertForMaskedLM,
                           DistilBertTokenizer)
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from make_bert_fixtures import BATCH, LENGTHS, ROOT, SEQ, save_expected  # noqa: E402
+from make_bert_fixtures import (BATCH, LENGTHS, ROOT, SEQ, randomize,  # noqa: E402
+                                save_expected)
 
 OUT = ROOT / "tests/data/distilbert"
 
@@ -55,21 +56,6 @@ FIXTURES = {
 def make_config(spec):
     return DistilBertConfig(vocab_size=101, max_position_embeddings=40, dropout=0.1,
                             attention_dropout=0.1, attn_implementation="eager", **spec)
-
-
-def randomize(model, generator):
-    """Wider weights than HF's init; the padding row of the word embeddings stays zero."""
-    with torch.no_grad():
-        for name, param in model.named_parameters():
-            noise = torch.randn(param.shape, generator=generator)
-            norm = "LayerNorm" in name or "layer_norm" in name
-            if norm and name.endswith("weight"):
-                param.copy_(1.0 + 0.2 * noise)
-            elif norm or name.endswith("bias"):
-                param.copy_(0.1 * noise)
-            else:
-                param.copy_(0.3 * noise)
-        model.distilbert.embeddings.word_embeddings.weight[model.config.pad_token_id].zero_()
 
 
 def make_inputs(config, generator):
