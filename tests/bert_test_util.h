@@ -1,5 +1,6 @@
-// Shared by the bert_*_test files: the fixture folders written by
-// tests/fixtures_gen/make_bert_fixtures.py (config.json, model.safetensors, expected.safetensors).
+// Shared by the bert_*_test files (and other families' golden tests): the fixture folders written
+// by tests/fixtures_gen/make_bert_fixtures.py and its kind (config.json, model.safetensors,
+// expected.safetensors).
 #pragma once
 
 #include <map>
@@ -19,9 +20,12 @@ inline std::string bert_fixture_dir(const std::string& name) {
   return std::string(KILN_SOURCE_DIR) + "/tests/data/bert/" + name;
 }
 
-struct BertFixture {
+// A golden fixture folder of any family: its config, expected.safetensors, HF's parameter order
+// and the build options of its fixed batch.
+template <typename Config>
+struct ModelFixture {
   std::string dir;
-  BertConfig config;
+  Config config;
   std::map<std::string, Tensor> expected;    // every tensor of expected.safetensors
   std::vector<std::string> parameter_order;  // HF's named_parameters() order
   BertBuildOptions options;                  // batch and length of the fixed batch
@@ -37,10 +41,13 @@ struct BertFixture {
   }
 };
 
-inline BertFixture load_bert_fixture(const std::string& name) {
-  BertFixture fixture;
-  fixture.dir = bert_fixture_dir(name);
-  fixture.config = bert_config_read(fixture.dir + "/config.json");
+// Reads <dir>/config.json with `read_config` and <dir>/expected.safetensors.
+template <typename Config>
+ModelFixture<Config> load_model_fixture(const std::string& dir,
+                                        Config (*read_config)(const std::string&)) {
+  ModelFixture<Config> fixture;
+  fixture.dir = dir;
+  fixture.config = read_config(fixture.dir + "/config.json");
   SafetensorsFile file(fixture.dir + "/expected.safetensors");
   for (const std::string& tensor : file.names()) fixture.expected[tensor] = file.to_tensor(tensor);
   std::stringstream order(file.metadata().at("parameter_order"));
@@ -54,6 +61,12 @@ inline BertFixture load_bert_fixture(const std::string& name) {
     fixture.options.integer_labels = is_integer(fixture.expected.at("labels").dtype());
   }
   return fixture;
+}
+
+using BertFixture = ModelFixture<BertConfig>;
+
+inline BertFixture load_bert_fixture(const std::string& name) {
+  return load_model_fixture(bert_fixture_dir(name), bert_config_read);
 }
 
 }  // namespace kiln::testing

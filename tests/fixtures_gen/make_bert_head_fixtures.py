@@ -14,12 +14,11 @@ Usage: python3 tests/fixtures_gen/make_bert_head_fixtures.py (pip: torch transfo
 import sys
 
 import torch
-import transformers
-from safetensors.torch import save_file
 from transformers import BertForMaskedLM, BertForQuestionAnswering
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from make_bert_fixtures import BATCH, LENGTHS, OUT, SEQ, make_config, randomize  # noqa: E402
+from make_bert_fixtures import (BATCH, LENGTHS, OUT, SEQ, make_config, randomize,  # noqa: E402
+                                save_expected)
 
 SPEC = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37)
 
@@ -48,19 +47,7 @@ def make(name, model_class, labels_for, seed, hidden_act="gelu"):
     model.save_pretrained(folder, safe_serialization=True)
     batch = inputs(config, generator)
     batch.update(labels_for(config, batch, generator))
-    out = model(**batch)
-    out.loss.backward()
-    expected = {key: value.contiguous() for key, value in batch.items()}
-    for key in ("logits", "start_logits", "end_logits"):
-        if getattr(out, key, None) is not None:
-            expected[key] = getattr(out, key).detach().contiguous()
-    expected["loss"] = out.loss.detach().reshape(()).contiguous()
-    for param_name, param in model.named_parameters():
-        expected["grad." + param_name] = param.grad.detach().contiguous()
-    order = ",".join(name for name, _ in model.named_parameters())
-    save_file(expected, folder / "expected.safetensors", metadata={"parameter_order": order})
-    print(f"{name} (torch {torch.__version__}, transformers {transformers.__version__}): "
-          f"loss {out.loss.item():.6f}")
+    save_expected(model, batch, folder)
 
 
 def qa_labels(config, batch, generator):

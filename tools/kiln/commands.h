@@ -20,6 +20,8 @@ void add_train_command(CLI::App& app);
 void add_evaluate_command(CLI::App& app);
 // `kiln predict`: a trained model's predictions with label names and probabilities.
 void add_predict_command(CLI::App& app);
+// `kiln generate`: a GPT-2 model's continuation of a prompt, as generate() computes it.
+void add_generate_command(CLI::App& app);
 // `kiln bench`: synthetic BERT training steps, timed; one JSON line comparable with
 // ../shared/bench/peer/bert_torch.py.
 void add_bench_command(CLI::App& app);

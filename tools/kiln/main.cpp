@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   kiln::cli::add_train_command(app);
   kiln::cli::add_evaluate_command(app);
   kiln::cli::add_predict_command(app);
+  kiln::cli::add_generate_command(app);
   kiln::cli::add_demo_command(app);
   kiln::cli::add_bench_command(app);
   kiln::cli::add_devices_command(app);

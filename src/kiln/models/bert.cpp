@@ -3,7 +3,6 @@
 #include "kiln/models/bert.h"
 
 #include <cmath>
-#include <limits>
 
 #include "kiln/ir/error.h"
 #include "kiln/ir/ops.h"
@@ -15,46 +14,19 @@
 namespace kiln {
 namespace {
 
-std::string join(const std::string& prefix, const std::string& name) {
-  return prefix.empty() ? name : prefix + "." + name;
-}
-
-// torch.finfo(dtype).min: what HF adds to the scores of padding keys.
-double lowest(DType dtype) {
-  switch (dtype) {
-    case DType::f32:
-      return std::numeric_limits<float>::lowest();
-    case DType::f64:
-      return std::numeric_limits<double>::lowest();
-    case DType::bf16:
-      return -3.3895313892515355e38;
-    case DType::f16:
-      return -65504.0;
-    default:
-      fail("bert", "no floating minimum for ", dtype_name(dtype));
-  }
-}
-
-// [batch, seq] of 1/0 -> additive [batch, 1, 1, seq]: 0 where attended, finfo.min on padding.
-Value extended_attention_mask(Value attention_mask, DType dtype) {
-  Value keep = cast(attention_mask, dtype);
-  Value additive = (1.0 - keep) * lowest(dtype);
-  return reshape(additive, {keep.dim(0), 1, 1, keep.dim(1)});
-}
-
 Value embeddings(const BertConfig& config, const BertInputs& inputs, ParameterSet& params,
                  DropoutContext& dropout, const std::string& prefix) {
   int64_t hidden = config.hidden_size;
   int64_t seq = inputs.input_ids.dim(1);
   double init_std = config.initializer_range;
-  Embedding word = Embedding::create(params, join(prefix, "word_embeddings"), config.vocab_size,
-                                     hidden, init_std, config.pad_token_id);
-  Embedding position = Embedding::create(params, join(prefix, "position_embeddings"),
+  Embedding word = Embedding::create(params, prefixed(prefix, "word_embeddings"),
+                                     config.vocab_size, hidden, init_std, config.pad_token_id);
+  Embedding position = Embedding::create(params, prefixed(prefix, "position_embeddings"),
                                          config.max_position_embeddings, hidden, init_std);
-  Embedding token_type = Embedding::create(params, join(prefix, "token_type_embeddings"),
+  Embedding token_type = Embedding::create(params, prefixed(prefix, "token_type_embeddings"),
                                            config.type_vocab_size, hidden, init_std);
   LayerNorm norm =
-      LayerNorm::create(params, join(prefix, "LayerNorm"), hidden, config.layer_norm_eps);
+      LayerNorm::create(params, prefixed(prefix, "LayerNorm"), hidden, config.layer_norm_eps);
   check(seq <= config.max_position_embeddings, "bert", "sequence length ", seq,
         " exceeds max_position_embeddings ", config.max_position_embeddings);
   // position_ids = arange(seq): the first seq rows, taken by a slice rather than a gather.
@@ -69,17 +41,18 @@ Value encoder_layer(const BertConfig& config, Value x, Value mask, ParameterSet&
   int64_t hidden = config.hidden_size, heads = config.num_attention_heads;
   double init_std = config.initializer_range, eps = config.layer_norm_eps;
   auto linear = [&](const std::string& name, int64_t in, int64_t out) {
-    return Linear::create(params, join(prefix, name), in, out, init_std);
+    return Linear::create(params, prefixed(prefix, name), in, out, init_std);
   };
   Linear query = linear("attention.self.query", hidden, hidden);
   Linear key = linear("attention.self.key", hidden, hidden);
   Linear value = linear("attention.self.value", hidden, hidden);
   Linear attention_out = linear("attention.output.dense", hidden, hidden);
   LayerNorm attention_norm =
-      LayerNorm::create(params, join(prefix, "attention.output.LayerNorm"), hidden, eps);
+      LayerNorm::create(params, prefixed(prefix, "attention.output.LayerNorm"), hidden, eps);
   Linear intermediate = linear("intermediate.dense", hidden, config.intermediate_size);
   Linear output = linear("output.dense", config.intermediate_size, hidden);
-  LayerNorm output_norm = LayerNorm::create(params, join(prefix, "output.LayerNorm"), hidden, eps);
+  LayerNorm output_norm =
+      LayerNorm::create(params, prefixed(prefix, "output.LayerNorm"), hidden, eps);
 
   double scale = 1.0 / std::sqrt(static_cast<double>(config.head_size()));
   Value context = multi_head_attention(query(x), key(x), value(x), mask, heads, scale,
@@ -104,52 +77,86 @@ Value real_rows_mean(Value terms, Value attention_mask) {
 
 }  // namespace
 
-BertInputs bert_inputs(Graph& graph, const BertBuildOptions& options) {
+std::string prefixed(const std::string& prefix, const std::string& name) {
+  return prefix.empty() ? name : prefix + "." + name;
+}
+
+Value first_token(Value sequence_output) {
+  const Value& x = sequence_output;
+  return reshape(slice(x, {0, 0, 0}, {x.dim(0), 1, x.dim(2)}), {x.dim(0), x.dim(2)});
+}
+
+Value token_input(Graph& graph, const std::string& name, const BertBuildOptions& options) {
   check(options.index_dtype == DType::i32 || options.index_dtype == DType::i64, "bert",
         "index dtype must be i32 or i64, not ", dtype_name(options.index_dtype));
   check(options.batch_size > 0 && options.seq_len > 0, "bert", "batch ", options.batch_size,
         " and sequence length ", options.seq_len, " must be positive");
-  Shape shape{options.batch_size, options.seq_len};
-  return BertInputs{graph.input("input_ids", options.index_dtype, shape),
-                    graph.input("token_type_ids", options.index_dtype, shape),
-                    graph.input("attention_mask", options.index_dtype, shape)};
+  return graph.input(name, options.index_dtype, {options.batch_size, options.seq_len});
+}
+
+BertInputs bert_inputs(Graph& graph, const BertBuildOptions& options) {
+  return BertInputs{token_input(graph, "input_ids", options),
+                    token_input(graph, "token_type_ids", options),
+                    token_input(graph, "attention_mask", options)};
 }
 
 BertOutputs bert_model(const BertConfig& config, const BertInputs& inputs, ParameterSet& params,
                        DropoutContext& dropout, const std::string& prefix, bool add_pooling_layer) {
   bert_config_check(config, "bert");
-  Value x = embeddings(config, inputs, params, dropout, join(prefix, "embeddings"));
+  Value x = embeddings(config, inputs, params, dropout, prefixed(prefix, "embeddings"));
   Value mask = extended_attention_mask(inputs.attention_mask, params.dtype());
   for (int64_t i = 0; i < config.num_hidden_layers; ++i) {
     x = encoder_layer(config, x, mask, params, dropout,
-                      join(prefix, "encoder.layer." + std::to_string(i)));
+                      prefixed(prefix, "encoder.layer." + std::to_string(i)));
   }
   BertOutputs out{x, Value()};
   if (add_pooling_layer) {
-    Linear pooler = Linear::create(params, join(prefix, "pooler.dense"), config.hidden_size,
+    Linear pooler = Linear::create(params, prefixed(prefix, "pooler.dense"), config.hidden_size,
                                    config.hidden_size, config.initializer_range);
-    Value first = reshape(slice(x, {0, 0, 0}, {x.dim(0), 1, x.dim(2)}), {x.dim(0), x.dim(2)});
-    out.pooled_output = tanh(pooler(first));
+    out.pooled_output = tanh(pooler(first_token(x)));
   }
   return out;
+}
+
+Value sequence_classification_labels(Graph& graph, const std::string& problem_type,
+                                     int64_t num_labels, const BertBuildOptions& options) {
+  const int64_t batch = options.batch_size;
+  if (problem_type == "single_label_classification") {
+    return graph.input("labels", options.index_dtype, {batch});
+  }
+  if (problem_type == "regression" && num_labels == 1) {
+    return graph.input("labels", options.dtype, {batch});
+  }
+  return graph.input("labels", options.dtype, {batch, num_labels});
+}
+
+Value sequence_classification_loss(Value logits, Value labels, const std::string& problem,
+                                   Value attention_mask, double label_smoothing) {
+  check(label_smoothing == 0.0 || problem == "single_label_classification",
+        "--label_smoothing_factor", "smooths class labels; this model's problem_type is ", problem);
+  if (problem == "regression") {
+    // HF squeezes [batch, 1] logits to match [batch] labels.
+    Value prediction = logits.dim(1) == 1 ? reshape(logits, {logits.dim(0)}) : logits;
+    return real_rows_mean(squared_error(prediction, labels), attention_mask);
+  }
+  if (problem == "single_label_classification") {
+    return label_smoothed_cross_entropy(logits, labels, label_smoothing);
+  }
+  if (problem == "multi_label_classification") {
+    return real_rows_mean(bce_with_logits(logits, labels), attention_mask);
+  }
+  fail("bert", "unknown problem_type '", problem, "'");
 }
 
 BertClassifier bert_for_sequence_classification(Graph& graph, const BertConfig& config,
                                                 const BertBuildOptions& options) {
   bert_config_check(config, "bert");
-  int64_t batch = options.batch_size, labels_count = config.num_labels();
+  const int64_t labels_count = config.num_labels();
   BertClassifier model(graph, options.dtype);
   model.inputs = bert_inputs(graph, options);
   model.problem_type = problem_type_for(config, options.integer_labels);
-  const std::string& problem = model.problem_type;
   if (options.with_labels) {
-    if (problem == "single_label_classification") {
-      model.labels = graph.input("labels", options.index_dtype, {batch});
-    } else if (problem == "regression" && labels_count == 1) {
-      model.labels = graph.input("labels", options.dtype, {batch});
-    } else {
-      model.labels = graph.input("labels", options.dtype, {batch, labels_count});
-    }
+    model.labels = sequence_classification_labels(graph, model.problem_type, labels_count, options);
   }
   if (options.training) model.dropout = DropoutContext::with_inputs(graph, options.batch_size);
 
@@ -159,23 +166,8 @@ BertClassifier bert_for_sequence_classification(Graph& graph, const BertConfig& 
                                      config.initializer_range);
   model.logits = classifier(model.dropout(bert.pooled_output, rate));
   if (!options.with_labels) return model;
-  check(options.label_smoothing == 0.0 || problem == "single_label_classification",
-        "--label_smoothing_factor", "smooths class labels; this model's problem_type is ", problem);
-
-  if (problem == "regression") {
-    // HF squeezes [batch, 1] logits to match [batch] labels.
-    Value prediction = labels_count == 1 ? reshape(model.logits, {batch}) : model.logits;
-    model.loss =
-        real_rows_mean(squared_error(prediction, model.labels), model.inputs.attention_mask);
-  } else if (problem == "single_label_classification") {
-    model.loss =
-        label_smoothed_cross_entropy(model.logits, model.labels, options.label_smoothing);
-  } else if (problem == "multi_label_classification") {
-    model.loss = real_rows_mean(bce_with_logits(model.logits, model.labels),
-                                model.inputs.attention_mask);
-  } else {
-    fail("bert", "unknown problem_type '", problem, "'");
-  }
+  model.loss = sequence_classification_loss(model.logits, model.labels, model.problem_type,
+                                            model.inputs.attention_mask, options.label_smoothing);
   return model;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "kiln/models/bert_config.h"
@@ -14,6 +15,10 @@ namespace kiln {
 
 // The options every family's heads take (build_options.h), by BERT's name.
 using BertBuildOptions = ModelBuildOptions;
+
+// A [batch, seq] graph input of options.index_dtype (token ids, masks); checks the options' sizes
+// and index dtype.
+Value token_input(Graph& graph, const std::string& name, const BertBuildOptions& options);
 
 // Graph inputs of a batch, each [batch, seq] of options.index_dtype.
 struct BertInputs {
@@ -35,6 +40,21 @@ struct BertOutputs {
 BertOutputs bert_model(const BertConfig& config, const BertInputs& inputs, ParameterSet& params,
                        DropoutContext& dropout, const std::string& prefix = "bert",
                        bool add_pooling_layer = true);
+
+// "<prefix>.<name>", or `name` when the prefix is empty (a bare model's checkpoint).
+std::string prefixed(const std::string& prefix, const std::string& name);
+// [batch, seq, hidden] -> [batch, hidden]: the first token's states (x[:, 0]).
+Value first_token(Value sequence_output);
+
+// The labels input of a sequence classifier for `problem_type` (see BertClassifier::labels).
+Value sequence_classification_labels(Graph& graph, const std::string& problem_type,
+                                     int64_t num_labels, const BertBuildOptions& options);
+// transformers' ...ForSequenceClassification loss of logits [batch, num_labels] for
+// `problem_type`: MSE (one label's logits squeezed), cross entropy (label-smoothed by
+// `label_smoothing`, which the other losses refuse) or BCE with logits; MSE and BCE average over
+// the real rows, those whose `attention_mask` is not all zero (see collate.h).
+Value sequence_classification_loss(Value logits, Value labels, const std::string& problem_type,
+                                   Value attention_mask, double label_smoothing);
 
 // A BertForSequenceClassification graph. Graph inputs, in order: input_ids, token_type_ids,
 // attention_mask, labels (with_labels), dropout_seed and dropout_offset (training), then the

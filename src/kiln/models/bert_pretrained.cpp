@@ -4,14 +4,13 @@
 #include <filesystem>
 
 #include "kiln/io/safetensors.h"
+#include "kiln/io/safetensors_shards.h"
 #include "kiln/ir/error.h"
 
 namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool starts_with_prefix(const std::string& name) { return name.starts_with("bert."); }
 
 std::string rename_legacy(std::string name) {
   for (auto [from, to] : {std::pair{"LayerNorm.gamma", "LayerNorm.weight"},
@@ -31,63 +30,98 @@ std::string bert_architecture(const ParameterSet& params) {
   return "BertModel";
 }
 
-std::map<std::string, Tensor> bert_adapt_state_dict(std::map<std::string, Tensor> tensors,
-                                                    const ParameterSet& params) {
+std::map<std::string, Tensor> adapt_base_model_names(std::map<std::string, Tensor> tensors,
+                                                     const ParameterSet& params,
+                                                     const std::string& base_prefix) {
+  const std::string prefix = base_prefix + ".";
   bool model_prefixed = false, checkpoint_prefixed = false;
   for (const Parameter& param : params.parameters())
-    model_prefixed |= starts_with_prefix(param.name);
-  for (const auto& [name, tensor] : tensors) checkpoint_prefixed |= starts_with_prefix(name);
+    model_prefixed |= param.name.starts_with(prefix);
+  for (const auto& [name, tensor] : tensors) checkpoint_prefixed |= name.starts_with(prefix);
 
-  // Older masked-LM checkpoints also store the decoder tied to the word embeddings, and its bias
-  // under a second name; a model with the masked-LM head ties them instead.
-  const bool tied_decoder = params.contains("cls.predictions.bias");
-  const bool has_bias = tensors.contains("cls.predictions.bias");
   std::map<std::string, Tensor> out;
   for (auto& [name, tensor] : tensors) {
     if (name.ends_with("embeddings.position_ids") || name.ends_with("embeddings.token_type_ids")) {
       continue;  // non-persistent buffers in transformers; not weights
     }
-    if (tied_decoder && name == "cls.predictions.decoder.weight") continue;
-    if (tied_decoder && name == "cls.predictions.decoder.bias") {
-      if (!has_bias) out.emplace("cls.predictions.bias", std::move(tensor));
-      continue;
-    }
     std::string key = rename_legacy(name);
     if (model_prefixed && !checkpoint_prefixed && !params.contains(key)) {
-      key = "bert." + key;
-    } else if (!model_prefixed && checkpoint_prefixed && starts_with_prefix(key)) {
-      key = key.substr(5);
+      key = prefix + key;
+    } else if (!model_prefixed && checkpoint_prefixed && key.starts_with(prefix)) {
+      key = key.substr(prefix.size());
     }
     out.emplace(std::move(key), std::move(tensor));
   }
   return out;
 }
 
-LoadReport bert_load_weights(ParameterSet& params, const std::string& path, bool strict) {
-  std::string file =
-      fs::is_directory(path) ? (fs::path(path) / "model.safetensors").string() : path;
-  if (!fs::exists(file) && fs::exists(fs::path(path) / "model.safetensors.index.json")) {
-    fail(path, "sharded checkpoints (model.safetensors.index.json) are not supported yet");
+std::map<std::string, Tensor> bert_adapt_state_dict(std::map<std::string, Tensor> tensors,
+                                                    const ParameterSet& params) {
+  // Older masked-LM checkpoints also store the decoder tied to the word embeddings, and its bias
+  // under a second name; a model with the masked-LM head ties them instead.
+  if (params.contains("cls.predictions.bias")) {
+    tensors.erase("cls.predictions.decoder.weight");
+    auto bias = tensors.find("cls.predictions.decoder.bias");
+    if (bias != tensors.end()) {
+      if (!tensors.contains("cls.predictions.bias")) {
+        tensors.emplace("cls.predictions.bias", std::move(bias->second));
+      }
+      tensors.erase("cls.predictions.decoder.bias");
+    }
+  }
+  return adapt_base_model_names(std::move(tensors), params, "bert");
+}
+
+std::map<std::string, Tensor> read_checkpoint_tensors(const std::string& path, std::string& file) {
+  file = fs::is_directory(path) ? (fs::path(path) / "model.safetensors").string() : path;
+  if (fs::is_directory(path) && !fs::exists(file)) {
+    const fs::path index = fs::path(path) / "model.safetensors.index.json";
+    if (fs::exists(index)) {
+      file = index.string();
+      return safetensors_read_sharded(file);
+    }
+    for (const char* pickle : {"pytorch_model.bin", "pytorch_model.bin.index.json"}) {
+      check(!fs::exists(fs::path(path) / pickle), path, "holds PyTorch weights (", pickle,
+            ") but no model.safetensors; Kiln reads safetensors only. Convert the folder with "
+            "transformers: python3 -c \"import sys, transformers as t; d = sys.argv[1]; "
+            "c = t.AutoConfig.from_pretrained(d); "
+            "getattr(t, c.architectures[0]).from_pretrained(d).save_pretrained(d)\" '",
+            path, "'");
+    }
   }
   SafetensorsFile weights(file);
   std::map<std::string, Tensor> tensors;
   for (const std::string& name : weights.names()) tensors.emplace(name, weights.to_tensor(name));
+  return tensors;
+}
+
+std::string torch_dtype_name(DType dtype) {
+  return dtype == DType::f32    ? "float32"
+         : dtype == DType::bf16 ? "bfloat16"
+         : dtype == DType::f16  ? "float16"
+                                : "float64";
+}
+
+void save_pretrained_weights(const std::string& folder, const ParameterSet& params) {
+  std::error_code error;
+  fs::create_directories(folder, error);
+  check(!error, folder, "cannot create the folder: ", error.message());
+  safetensors_write((fs::path(folder) / "model.safetensors").string(), params.state_dict());
+}
+
+LoadReport bert_load_weights(ParameterSet& params, const std::string& path, bool strict) {
+  std::string file;
+  std::map<std::string, Tensor> tensors = read_checkpoint_tensors(path, file);
   return params.load(bert_adapt_state_dict(std::move(tensors), params), file, strict);
 }
 
 void bert_save_pretrained(const std::string& folder, BertConfig config,
                           const ParameterSet& params) {
-  std::error_code error;
-  fs::create_directories(folder, error);
-  check(!error, folder, "cannot create the folder: ", error.message());
   if (config.architectures.empty()) {
     config.architectures = {bert_architecture(params)};
   }
-  config.torch_dtype = params.dtype() == DType::f32    ? "float32"
-                       : params.dtype() == DType::bf16 ? "bfloat16"
-                       : params.dtype() == DType::f16  ? "float16"
-                                                       : "float64";
-  safetensors_write((fs::path(folder) / "model.safetensors").string(), params.state_dict());
+  config.torch_dtype = torch_dtype_name(params.dtype());
+  save_pretrained_weights(folder, params);
   bert_config_write((fs::path(folder) / "config.json").string(), config);
 }
 

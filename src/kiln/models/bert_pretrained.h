@@ -23,6 +23,26 @@ std::map<std::string, Tensor> bert_adapt_state_dict(std::map<std::string, Tensor
 // BertForQuestionAnswering (qa_outputs), BertForMaskedLM (cls.predictions), else BertModel.
 std::string bert_architecture(const ParameterSet& params);
 
+// The renames every family's checkpoints get (bert_adapt_state_dict's, but the masked-LM
+// decoder's), for a model whose base model's parameters are under `base_prefix` ("bert",
+// "distilbert", ...).
+std::map<std::string, Tensor> adapt_base_model_names(std::map<std::string, Tensor> tensors,
+                                                     const ParameterSet& params,
+                                                     const std::string& base_prefix);
+
+// Every tensor of a .safetensors file, or of <folder>/model.safetensors, or of the shards that
+// <folder>/model.safetensors.index.json lists; the file (or index) read goes to `file`. A folder
+// with PyTorch weights only (pytorch_model.bin) is refused with the command that converts it.
+// Errors name the file and the tensor.
+std::map<std::string, Tensor> read_checkpoint_tensors(const std::string& path, std::string& file);
+
+// transformers' torch_dtype of a parameter dtype: "float32", "bfloat16", "float16", "float64".
+std::string torch_dtype_name(DType dtype);
+
+// Creates `folder` and writes `params` as <folder>/model.safetensors (metadata format "pt"),
+// atomically.
+void save_pretrained_weights(const std::string& folder, const ParameterSet& params);
+
 // Loads a .safetensors file, or <folder>/model.safetensors, into `params` (see
 // ParameterSet::load for `strict`); errors name the file and the tensor.
 LoadReport bert_load_weights(ParameterSet& params, const std::string& path, bool strict = true);

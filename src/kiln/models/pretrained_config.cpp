@@ -4,20 +4,22 @@
 #include <fstream>
 #include <sstream>
 
+#include "kiln/io/config_fields.h"
 #include "kiln/ir/error.h"
 
 namespace kiln {
 
-void PretrainedConfig::set_num_labels(int64_t count) {
-  check(count >= 1, "config", "num_labels must be at least 1, got ", count);
-  id2label.clear();
-  for (int64_t i = 0; i < count; ++i) id2label.push_back("LABEL_" + std::to_string(i));
+void PretrainedConfig::set_num_labels(int64_t count) { id2label = config_default_labels(count); }
+
+std::string classification_problem_type(const std::optional<std::string>& problem_type,
+                                        int64_t num_labels, bool integer_labels) {
+  if (problem_type) return *problem_type;
+  if (num_labels == 1) return "regression";
+  return integer_labels ? "single_label_classification" : "multi_label_classification";
 }
 
 std::string problem_type_for(const PretrainedConfig& config, bool integer_labels) {
-  if (config.problem_type) return *config.problem_type;
-  if (config.num_labels() == 1) return "regression";
-  return integer_labels ? "single_label_classification" : "multi_label_classification";
+  return classification_problem_type(config.problem_type, config.num_labels(), integer_labels);
 }
 
 std::string config_file_text(const std::string& path) {

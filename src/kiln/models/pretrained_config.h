@@ -41,8 +41,11 @@ struct PretrainedConfig {
   PretrainedConfig& operator=(const PretrainedConfig&) = default;
 };
 
-// HF's choice of loss for a classification head: config.problem_type when set, else
-// "regression" for one label, else single- or multi-label classification by the labels' dtype.
+// HF's choice of loss for a classification head: problem_type when set, else "regression" for
+// one label, else single- or multi-label classification by the labels' dtype.
+std::string classification_problem_type(const std::optional<std::string>& problem_type,
+                                        int64_t num_labels, bool integer_labels);
+// The same for a config's problem_type and labels.
 std::string problem_type_for(const PretrainedConfig& config, bool integer_labels);
 
 // The text of a config.json; errors name the file ("cannot open config").

@@ -1,4 +1,4 @@
-// Linear, Embedding and LayerNorm: parameters registered by HF name, forward as graph ops.
+// Linear, Conv1D, Embedding and LayerNorm: parameters registered by HF name, forward as graph ops.
 #include "kiln/nn/layers.h"
 
 #include "kiln/ir/ops.h"
@@ -22,6 +22,22 @@ Value Linear::operator()(Value x) const {
   dims.rhs_contract = {1};
   Value y = dot_general(x, weight, dims);
   return bias.valid() ? y + bias : y;
+}
+
+Conv1D Conv1D::create(ParameterSet& params, const std::string& prefix, int64_t in, int64_t out,
+                      double init_std) {
+  Conv1D layer;
+  layer.weight = params.add(prefix + ".weight", {in, out}, ParameterInit::normal(init_std),
+                            /*decay=*/true);
+  layer.bias = params.add(prefix + ".bias", {out}, ParameterInit::zeros(), /*decay=*/false);
+  return layer;
+}
+
+Value Conv1D::operator()(Value x) const {
+  DotAttrs dims;
+  dims.lhs_contract = {x.rank() - 1};
+  dims.rhs_contract = {0};
+  return dot_general(x, weight, dims) + bias;
 }
 
 Embedding Embedding::create(ParameterSet& params, const std::string& prefix, int64_t count,

@@ -1,5 +1,5 @@
 // Modules that build graph pieces with Hugging Face parameter names and init rules: Linear,
-// Embedding and LayerNorm (each registers its parameters under `prefix`).
+// Conv1D, Embedding and LayerNorm (each registers its parameters under `prefix`).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +18,18 @@ struct Linear {
   static Linear create(ParameterSet& params, const std::string& prefix, int64_t in, int64_t out,
                        double init_std, bool with_bias = true);
   // x [..., in] -> x W^T + b [..., out]; W^T is a contraction over W's dim 1, never materialised.
+  Value operator()(Value x) const;
+};
+
+// transformers' Conv1D (GPT-2's projections): a Linear whose weight is stored [in, out], the
+// transpose of torch.nn.Linear's; weight normal(init_std), decayed; bias [out] zeros, not decayed.
+struct Conv1D {
+  Value weight;
+  Value bias;
+
+  static Conv1D create(ParameterSet& params, const std::string& prefix, int64_t in, int64_t out,
+                       double init_std);
+  // x [..., in] -> x W + b [..., out].
   Value operator()(Value x) const;
 };
 

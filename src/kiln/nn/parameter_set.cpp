@@ -2,6 +2,7 @@
 #include "kiln/nn/parameter_set.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "kiln/ir/error.h"
 #include "kiln/nn/init.h"
@@ -33,6 +34,20 @@ Tensor initial_value(const Parameter& param, int64_t seed, uint32_t stream) {
         check(shape.size() == 2 && row >= 0 && row < shape[0], "initialize", "parameter '",
               param.name, "' ", shape_str(shape), " has no row ", row);
         for (int64_t j = 0; j < shape[1]; ++j) out.set(row * shape[1] + j, 0.0);
+      }
+      return out;
+    }
+    case ParameterInit::Kind::sinusoidal: {
+      check(shape.size() == 2, "initialize", "parameter '", param.name, "' ", shape_str(shape),
+            " is no [positions, dim] table");
+      Tensor out(dtype, shape);
+      const auto dim = static_cast<double>(shape[1]);
+      for (int64_t pos = 0; pos < shape[0]; ++pos) {
+        for (int64_t j = 0; j < shape[1]; ++j) {
+          double angle = static_cast<double>(pos) /
+                         std::pow(10000.0, static_cast<double>(2 * (j / 2)) / dim);
+          out.set(pos * shape[1] + j, j % 2 == 0 ? std::sin(angle) : std::cos(angle));
+        }
       }
       return out;
     }

@@ -15,7 +15,9 @@ namespace kiln {
 
 // How `initialize` fills a parameter (Hugging Face's `_init_weights` rules).
 struct ParameterInit {
-  enum class Kind : uint8_t { zeros, ones, normal };
+  // sinusoidal: transformers' create_sinusoidal_embeddings table [positions, dim]: row p, column
+  // j holds sin (even j) or cos (odd j) of p / 10000^(2 (j / 2) / dim).
+  enum class Kind : uint8_t { zeros, ones, normal, sinusoidal };
   Kind kind = Kind::zeros;
   double stddev = 0.0;              // normal only
   std::optional<int64_t> zero_row;  // normal only: an embedding's padding_idx row is zero
@@ -25,6 +27,7 @@ struct ParameterInit {
   static ParameterInit normal(double stddev, std::optional<int64_t> zero_row = std::nullopt) {
     return {Kind::normal, stddev, zero_row};
   }
+  static ParameterInit sinusoidal() { return {Kind::sinusoidal, 0.0, std::nullopt}; }
 };
 
 struct Parameter {
