@@ -1,21 +1,13 @@
-// Golden tests against transformers for BertForQuestionAnswering and BertForMaskedLM (fixtures by
+// Golden tests against transformers for BertForQuestionAnswering, BertForMaskedLM and
+// BertForTokenClassification (fixtures by
 // tests/fixtures_gen/make_bert_head_fixtures.py): logits, loss and every parameter gradient on
-// the reference backend, with the tolerance of bert_model_test (1e-5 of each tensor's scale; a
-// bias is measured against its module's weight gradient too, since some biases have an exact
-// gradient of zero: the key biases, and in the QA head qa_outputs.bias and the last LayerNorm's
-// bias, which shift every position's logit alike). One documented difference: torch zeroes the
-// gradient of the embedding's padding row, and the IR has no stop-gradient, so for the QA head
-// (whose loss sees the logits of padding positions) that row is compared apart: zero in torch,
-// whatever the padding positions contribute in Kiln (see nn/layers.h).
+// the reference backend, with the tolerance of bert_model_test (see
+// testing::expect_matches_transformers; for the QA head, whose loss sees the logits of padding
+// positions, the word embeddings' padding row is compared apart).
 // Also: the heads' parameter names and order are HF's, and checkpoints load across heads.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
-
 #include "bert_test_util.h"
-#include "kiln/autodiff/grad.h"
-#include "kiln/backends/reference/reference_backend.h"
 #include "kiln/io/mlm_collate.h"
 #include "kiln/models/bert_heads.h"
 #include "kiln/models/bert_pretrained.h"
@@ -26,60 +18,14 @@ namespace {
 
 using testing::BertFixture;
 
-double max_abs(const Tensor& t) {
-  double out = 0.0;
-  for (int64_t i = 0; i < t.numel(); ++i) out = std::max(out, std::fabs(t.get(i)));
-  return out;
-}
-
-// Evaluates `outputs` (named as in expected.safetensors) and the loss's gradient for every
-// parameter, and compares each with transformers'.
-void expect_matches_transformers(const BertFixture& fixture, ParameterSet& params, Value loss,
-                                 std::vector<Value> outputs, std::vector<std::string> names,
-                                 bool pad_row_apart = false,
-                                 const std::map<std::string, Tensor>& extra_feeds = {}) {
-  EXPECT_EQ(params.names(), fixture.parameter_order);
-  bert_load_weights(params, fixture.dir);
-  std::vector<Value> grads = grad(loss, params.values());
-  outputs.push_back(loss);
-  names.push_back("loss");
-  for (size_t i = 0; i < grads.size(); ++i) {
-    outputs.push_back(grads[i]);
-    names.push_back("grad." + params.parameters()[i].name);
-  }
-  std::map<std::string, Tensor> feeds = fixture.feeds();
-  feeds.insert(extra_feeds.begin(), extra_feeds.end());
-  std::vector<Tensor> results =
-      evaluate_reference(params.graph(), outputs, params.arguments(feeds));
-  ASSERT_EQ(results.size(), names.size());
-  for (size_t i = 0; i < results.size(); ++i) {
-    Tensor expected = fixture.expected.at(names[i]);
-    double scale = max_abs(expected);
-    if (names[i].ends_with(".bias")) {
-      std::string weight = names[i].substr(0, names[i].size() - 5) + ".weight";
-      if (size_t at = weight.find("self.key."); at != std::string::npos) weight.replace(at, 9, "self.query.");
-      if (fixture.expected.contains(weight)) scale = std::max(scale, max_abs(fixture.expected.at(weight)));
-    }
-    Tensor actual = results[i];
-    if (names[i] == "grad.bert.embeddings.word_embeddings.weight" && pad_row_apart) {
-      const int64_t pad = fixture.config.pad_token_id.value_or(0), width = actual.shape()[1];
-      for (int64_t j = 0; j < width; ++j) {
-        EXPECT_EQ(expected.get(pad * width + j), 0.0);
-        actual.set(pad * width + j, 0.0);
-      }
-    }
-    std::string mismatch = testing::compare_tensors(actual, expected, 0.0, 1e-5 * scale);
-    EXPECT_TRUE(mismatch.empty()) << names[i] << ": " << mismatch;
-  }
-}
-
 TEST(BertHeads, QuestionAnsweringMatchesTransformers) {
   BertFixture fixture = testing::load_bert_fixture("qa");
   Graph graph;
   BertQuestionAnswering model = bert_for_question_answering(graph, fixture.config, fixture.options);
-  expect_matches_transformers(fixture, model.params, model.loss,
-                              {model.start_logits, model.end_logits},
-                              {"start_logits", "end_logits"}, /*pad_row_apart=*/true);
+  testing::expect_matches_transformers(fixture, model.params, model.loss,
+                                       {model.start_logits, model.end_logits},
+                                       {"start_logits", "end_logits"}, bert_load_weights,
+                                       {"grad.bert.embeddings.word_embeddings.weight"});
 }
 
 TEST(BertHeads, MaskedLmMatchesTransformers) {
@@ -87,7 +33,19 @@ TEST(BertHeads, MaskedLmMatchesTransformers) {
   Graph graph;
   BertMaskedLM model = bert_for_masked_lm(graph, fixture.config, fixture.options);
   EXPECT_FALSE(model.params.contains("cls.predictions.decoder.weight"));
-  expect_matches_transformers(fixture, model.params, model.loss, {model.logits}, {"logits"});
+  testing::expect_matches_transformers(fixture, model.params, model.loss, {model.logits},
+                                       {"logits"}, bert_load_weights);
+}
+
+TEST(BertHeads, TokenClassificationMatchesTransformers) {
+  BertFixture fixture = testing::load_bert_fixture("token");
+  Graph graph;
+  BertTokenClassification model =
+      bert_for_token_classification(graph, fixture.config, fixture.options);
+  EXPECT_EQ(model.logits.shape(), (Shape{fixture.options.batch_size, fixture.options.seq_len, 5}));
+  EXPECT_EQ(bert_architecture(model.params), "BertForTokenClassification");
+  testing::expect_matches_transformers(fixture, model.params, model.loss, {model.logits},
+                                       {"logits"}, bert_load_weights);
 }
 
 // The head that computes logits only at the labelled positions (what the Trainer runs): the
@@ -105,9 +63,10 @@ TEST(BertHeads, MaskedLmPredictingOnlyLabelledPositionsMatchesTransformers) {
   BertMaskedLM model = bert_for_masked_lm(graph, fixture.config, fixture.options);
   EXPECT_EQ(model.logits.shape(),
             (Shape{labelled + 3, fixture.config.vocab_size}));
-  expect_matches_transformers(fixture, model.params, model.loss, {}, {}, false,
-                              {{"masked_positions", predictions.positions},
-                               {"masked_labels", predictions.labels}});
+  testing::expect_matches_transformers(fixture, model.params, model.loss, {}, {},
+                                       bert_load_weights, {},
+                                       {{"masked_positions", predictions.positions},
+                                        {"masked_labels", predictions.labels}});
 }
 
 TEST(BertHeads, AMaskedLmCheckpointLoadsIntoTheOtherHeads) {

@@ -1,6 +1,7 @@
-// Models Kiln saves load in transformers. For each head (sequence classification, single- and
-// multi-label; question answering; masked LM) a Kiln-initialised model is saved with
-// bert_save_pretrained; then, at test time, transformers loads the folder with the class its
+// Models Kiln saves load in transformers. For each head of BERT (sequence classification, single-
+// and multi-label; question answering; token classification; masked LM), RoBERTa, XLM-RoBERTa and
+// ELECTRA (those and the discriminator) a Kiln-initialised model is saved with its family's
+// save_pretrained; then, at test time, transformers loads the folder with the class its
 // config.json names (tests/fixtures_gen/make_bert_fixtures.py --check-kiln-export), with no
 // weight missing or unexpected, and computes the logits of Kiln's reference backend on the same
 // batch to relative 1e-5.
@@ -11,6 +12,8 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "bert_test_util.h"
@@ -18,6 +21,12 @@
 #include "kiln/io/safetensors.h"
 #include "kiln/models/bert_heads.h"
 #include "kiln/models/bert_pretrained.h"
+#include "kiln/models/electra.h"
+#include "kiln/models/electra_heads.h"
+#include "kiln/models/electra_pretrained.h"
+#include "kiln/models/roberta.h"
+#include "kiln/models/roberta_heads.h"
+#include "kiln/models/roberta_pretrained.h"
 #include "shell_test_util.h"
 #include "support/testing.h"
 
@@ -45,42 +54,65 @@ bool has_transformers() {
 
 // The fixture's config with weights drawn 10 times wider than BERT's, so that every layer
 // carries a visible signal to the logits.
-BertConfig wide_init(const BertFixture& fixture) {
-  BertConfig config = fixture.config;
+template <typename Config>
+Config wide_init(const testing::ModelFixture<Config>& fixture) {
+  Config config = fixture.config;
   config.initializer_range = 0.2;
   return config;
 }
 
 // The fixture's batch without labels.
-BertBuildOptions without_labels(const BertFixture& fixture) {
+template <typename Config>
+BertBuildOptions without_labels(const testing::ModelFixture<Config>& fixture) {
   BertBuildOptions options = fixture.options;
   options.with_labels = false;
   return options;
 }
 
-// Initialises `params`, saves them into a scratch folder with the fixture's batch and Kiln's
-// `outputs` (by transformers' output names), and has transformers check them.
-void expect_transformers_agrees(const BertFixture& fixture, const BertConfig& config,
-                                ParameterSet& params, const std::vector<Value>& outputs,
-                                const std::vector<std::string>& names) {
+template <typename Config>
+using SavePretrained = void (*)(const std::string& folder, Config config,
+                                const ParameterSet& params);
+
+// Initialises `params`, saves them with `save` into `folder` with the fixture's batch and Kiln's
+// `outputs` (by transformers' output names) in kiln_outputs.safetensors.
+template <typename Config>
+void save_with_outputs(const fs::path& folder, const testing::ModelFixture<Config>& fixture,
+                       const Config& config, ParameterSet& params,
+                       const std::vector<Value>& outputs, const std::vector<std::string>& names,
+                       SavePretrained<Config> save) {
   params.initialize(2024);
   std::map<std::string, Tensor> feeds = fixture.feeds();
   for (const char* label : {"labels", "start_positions", "end_positions"}) feeds.erase(label);
   std::vector<Tensor> values =
       evaluate_reference(params.graph(), outputs, params.arguments(feeds));
-
-  fs::path folder = testing::scratch_folder() / "model";
-  bert_save_pretrained(folder.string(), config, params);
+  save(folder.string(), config, params);
   for (size_t i = 0; i < names.size(); ++i) feeds[names[i]] = values[i];
   safetensors_write((folder / "kiln_outputs.safetensors").string(), feeds);
+}
 
-  testing::CommandResult check = testing::run_command(
-      python_command() + " '" KILN_SOURCE_DIR "/tests/fixtures_gen/make_bert_fixtures.py'" +
-      " --check-kiln-export '" + folder.string() + "'");
+// Has transformers check the folders save_with_outputs wrote, in one process, which must report
+// the outputs named in `names`; returns what it printed.
+std::string expect_transformers_agrees_on(const std::vector<fs::path>& folders,
+                                          const std::vector<std::string>& names) {
+  std::string command = python_command() +
+                        " '" KILN_SOURCE_DIR "/tests/fixtures_gen/make_bert_fixtures.py'" +
+                        " --check-kiln-export";
+  for (const fs::path& folder : folders) command += " '" + folder.string() + "'";
+  testing::CommandResult check = testing::run_command(command);
   EXPECT_EQ(check.exit_code, 0) << check.output;
   for (const std::string& name : names) {
     EXPECT_NE(check.output.find(name + ": max |diff|"), std::string::npos) << check.output;
   }
+  return check.output;
+}
+
+// One model, saved with bert_save_pretrained.
+void expect_transformers_agrees(const BertFixture& fixture, const BertConfig& config,
+                                ParameterSet& params, const std::vector<Value>& outputs,
+                                const std::vector<std::string>& names) {
+  fs::path folder = testing::scratch_folder() / "model";
+  save_with_outputs(folder, fixture, config, params, outputs, names, bert_save_pretrained);
+  expect_transformers_agrees_on({folder}, names);
 }
 
 TEST(TransformersLoadsKilnModels, SequenceClassification) {
@@ -114,6 +146,62 @@ TEST(TransformersLoadsKilnModels, MaskedLm) {
   BertConfig config = wide_init(fixture);
   BertMaskedLM model = bert_for_masked_lm(graph, config, without_labels(fixture));
   expect_transformers_agrees(fixture, config, model.params, {model.logits}, {"logits"});
+}
+
+template <typename Model>
+std::pair<std::vector<Value>, std::vector<std::string>> outputs_of(const Model& model) {
+  if constexpr (std::is_same_v<Model, BertQuestionAnswering>) {
+    return {{model.start_logits, model.end_logits}, {"start_logits", "end_logits"}};
+  } else {
+    return {{model.logits}, {"logits"}};
+  }
+}
+
+// Every head of RoBERTa, XLM-RoBERTa and ELECTRA, and BERT's token classifier: each saved by its
+// family's save_pretrained into its own folder, then checked by one transformers process (loading
+// torch takes seconds), which must load the class each folder is named after.
+TEST(TransformersLoadsKilnModels, EncoderFamilyHeads) {
+  KILN_REQUIRE_TRANSFORMERS();
+  std::vector<fs::path> folders;
+  auto save_head = [&](const std::string& architecture, const std::string& fixture_dir,
+                       auto read_config, auto build, auto save) {
+    auto fixture = testing::load_model_fixture(fixture_dir, read_config);
+    Graph graph;
+    auto config = wide_init(fixture);
+    auto model = build(graph, config, without_labels(fixture));
+    auto [outputs, names] = outputs_of(model);
+    folders.push_back(testing::scratch_folder() / architecture);
+    save_with_outputs(folders.back(), fixture, config, model.params, outputs, names, save);
+  };
+  save_head("BertForTokenClassification", testing::bert_fixture_dir("token"), bert_config_read,
+            bert_for_token_classification, bert_save_pretrained);
+  save_head("RobertaForSequenceClassification", "roberta/classifier", roberta_config_read,
+            roberta_for_sequence_classification, roberta_save_pretrained);
+  save_head("XLMRobertaForSequenceClassification", "xlm_roberta/classifier", roberta_config_read,
+            roberta_for_sequence_classification, roberta_save_pretrained);
+  save_head("RobertaForQuestionAnswering", "roberta/qa", roberta_config_read,
+            roberta_for_question_answering, roberta_save_pretrained);
+  save_head("RobertaForTokenClassification", "roberta/token", roberta_config_read,
+            roberta_for_token_classification, roberta_save_pretrained);
+  save_head("RobertaForMaskedLM", "roberta/mlm", roberta_config_read, roberta_for_masked_lm,
+            roberta_save_pretrained);
+  save_head("ElectraForSequenceClassification", "electra/classifier", electra_config_read,
+            electra_for_sequence_classification, electra_save_pretrained);
+  save_head("ElectraForQuestionAnswering", "electra/qa", electra_config_read,
+            electra_for_question_answering, electra_save_pretrained);
+  save_head("ElectraForTokenClassification", "electra/token", electra_config_read,
+            electra_for_token_classification, electra_save_pretrained);
+  save_head("ElectraForMaskedLM", "electra/mlm", electra_config_read, electra_for_masked_lm,
+            electra_save_pretrained);
+  save_head("ElectraForPreTraining", "electra/pretraining", electra_config_read,
+            electra_for_pre_training, electra_save_pretrained);
+  std::string output =
+      expect_transformers_agrees_on(folders, {"logits", "start_logits", "end_logits"});
+  for (const fs::path& folder : folders) {
+    const std::string architecture = folder.filename().string();
+    EXPECT_NE(output.find("loads " + architecture + " "), std::string::npos)
+        << architecture << ":\n" << output;
+  }
 }
 
 }  // namespace

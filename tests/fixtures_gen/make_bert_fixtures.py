@@ -10,8 +10,8 @@ attention is the "eager" implementation (additive finfo.min mask), the path Kiln
 Usage (PyPI packages; CI does not need them):
   pip install torch transformers safetensors
   python3 tests/fixtures_gen/make_bert_fixtures.py
-  python3 tests/fixtures_gen/make_bert_fixtures.py --check-kiln-export DIR
-The second form (run by tests/transformers_export_test.cpp) loads a model that Kiln saved
+  python3 tests/fixtures_gen/make_bert_fixtures.py --check-kiln-export DIR [DIR ...]
+The second form (run by tests/transformers_export_test.cpp) loads each model that Kiln saved
 (DIR/config.json, DIR/model.safetensors) in transformers with the class config.json names, runs
 the batch in DIR/kiln_outputs.safetensors and compares each output with Kiln's.
 """
@@ -164,11 +164,12 @@ def check_kiln_export(folder):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check-kiln-export", metavar="DIR",
-                        help="compare transformers' logits on a Kiln-saved model with Kiln's")
+    parser.add_argument("--check-kiln-export", metavar="DIR", nargs="+",
+                        help="compare transformers' logits on Kiln-saved models with Kiln's")
     args = parser.parse_args()
     if args.check_kiln_export:
-        sys.exit(0 if check_kiln_export(args.check_kiln_export) else 1)
+        results = [check_kiln_export(folder) for folder in args.check_kiln_export]
+        sys.exit(0 if all(results) else 1)
     for seed, (name, spec) in enumerate(FIXTURES.items()):
         make_fixture(name, spec, 1000 + seed)
 

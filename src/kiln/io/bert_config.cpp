@@ -248,10 +248,17 @@ void BertConfig::set_num_labels(int64_t count) {
 }
 
 BertConfig bert_config_parse(std::string_view json_text, std::string_view where) {
+  BertConfig config = bert_config_parse_over(json_text, where, BertConfig());
+  bert_config_check(config, where);
+  return config;
+}
+
+BertConfig bert_config_parse_over(std::string_view json_text, std::string_view where,
+                                  BertConfig defaults) {
   Json object = json_parse(json_text, where);
   if (!object.is_object()) fail(where, "config is a JSON ", object.type_name(), ", not an object");
   Fields fields(std::move(object), where);
-  BertConfig config;
+  BertConfig config = std::move(defaults);
   fields.integer("vocab_size", config.vocab_size);
   fields.integer("hidden_size", config.hidden_size);
   fields.integer("num_hidden_layers", config.num_hidden_layers);
@@ -273,22 +280,30 @@ BertConfig bert_config_parse(std::string_view json_text, std::string_view where)
   read_architectures(fields, config);
   read_torch_dtype(fields, config);
   config.extra = fields.unknown();
-  bert_config_check(config, where);
+  bert_config_check_fields(config, where);
   return config;
 }
 
 BertConfig bert_config_read(const std::string& path) {
+  return bert_config_parse(config_file_text(path), path);
+}
+
+std::string config_file_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path, "cannot open config");
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) fail(path, "cannot read config");
-  return bert_config_parse(text.str(), path);
+  return text.str();
 }
 
 void bert_config_check(const BertConfig& config, std::string_view where) {
   check(config.model_type == "bert", where, "\"model_type\" is \"", config.model_type,
         "\", not \"bert\"");
+  bert_config_check_fields(config, where);
+}
+
+void bert_config_check_fields(const BertConfig& config, std::string_view where) {
   check_positive(where, "vocab_size", config.vocab_size);
   check_positive(where, "hidden_size", config.hidden_size);
   check_positive(where, "num_hidden_layers", config.num_hidden_layers);
@@ -335,6 +350,11 @@ void bert_config_check(const BertConfig& config, std::string_view where) {
 
 std::string bert_config_to_json(const BertConfig& config) {
   bert_config_check(config, "BertConfig");
+  return bert_config_fields_to_json(config);
+}
+
+std::string bert_config_fields_to_json(const BertConfig& config) {
+  bert_config_check_fields(config, "config");
   Json out = Json::object();
   for (const auto& [key, text] : config.extra) out[key] = Json::parse(text);
   out["vocab_size"] = config.vocab_size;

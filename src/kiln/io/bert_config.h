@@ -52,6 +52,8 @@ struct BertConfig {
 // fuzzing.
 BertConfig bert_config_parse(std::string_view json_text, std::string_view where);
 BertConfig bert_config_read(const std::string& path);
+// The text of a config file; errors name it.
+std::string config_file_text(const std::string& path);
 
 // Throws "[where] ..." for what Kiln cannot build: hidden_size not a multiple of the heads,
 // non-positive sizes, dropouts outside [0, 1), unsupported hidden_act or position_embedding_type.
@@ -59,6 +61,15 @@ void bert_config_check(const BertConfig& config, std::string_view where);
 
 // The config.json text (checked first): keys sorted, two-space indent, as transformers writes it.
 std::string bert_config_to_json(const BertConfig& config);
+
+// For the families whose config.json holds BertConfig's keys with other defaults, and a few keys
+// of their own that stay in `extra` (RoBERTa, ELECTRA): bert_config_parse over `defaults`, and
+// bert_config_check and bert_config_to_json, without requiring model_type "bert" (each family
+// checks its own).
+BertConfig bert_config_parse_over(std::string_view json_text, std::string_view where,
+                                  BertConfig defaults);
+void bert_config_check_fields(const BertConfig& config, std::string_view where);
+std::string bert_config_fields_to_json(const BertConfig& config);
 // Writes it via `path.tmp`, fsync and rename.
 void bert_config_write(const std::string& path, const BertConfig& config);
 

@@ -15,10 +15,6 @@
 namespace kiln {
 namespace {
 
-std::string join(const std::string& prefix, const std::string& name) {
-  return prefix.empty() ? name : prefix + "." + name;
-}
-
 // torch.finfo(dtype).min: what HF adds to the scores of padding keys.
 double lowest(DType dtype) {
   switch (dtype) {
@@ -42,44 +38,23 @@ Value extended_attention_mask(Value attention_mask, DType dtype) {
   return reshape(additive, {keep.dim(0), 1, 1, keep.dim(1)});
 }
 
-Value embeddings(const BertConfig& config, const BertInputs& inputs, ParameterSet& params,
-                 DropoutContext& dropout, const std::string& prefix) {
-  int64_t hidden = config.hidden_size;
-  int64_t seq = inputs.input_ids.dim(1);
-  double init_std = config.initializer_range;
-  Embedding word = Embedding::create(params, join(prefix, "word_embeddings"), config.vocab_size,
-                                     hidden, init_std, config.pad_token_id);
-  Embedding position = Embedding::create(params, join(prefix, "position_embeddings"),
-                                         config.max_position_embeddings, hidden, init_std);
-  Embedding token_type = Embedding::create(params, join(prefix, "token_type_embeddings"),
-                                           config.type_vocab_size, hidden, init_std);
-  LayerNorm norm =
-      LayerNorm::create(params, join(prefix, "LayerNorm"), hidden, config.layer_norm_eps);
-  check(seq <= config.max_position_embeddings, "bert", "sequence length ", seq,
-        " exceeds max_position_embeddings ", config.max_position_embeddings);
-  // position_ids = arange(seq): the first seq rows, taken by a slice rather than a gather.
-  Value positions = slice(position.weight, {0, 0}, {seq, hidden});
-  Value x = word(inputs.input_ids) + token_type(inputs.token_type_ids);
-  x = x + positions;
-  return dropout(norm(x), config.hidden_dropout_prob);
-}
-
 Value encoder_layer(const BertConfig& config, Value x, Value mask, ParameterSet& params,
                     DropoutContext& dropout, const std::string& prefix) {
   int64_t hidden = config.hidden_size, heads = config.num_attention_heads;
   double init_std = config.initializer_range, eps = config.layer_norm_eps;
   auto linear = [&](const std::string& name, int64_t in, int64_t out) {
-    return Linear::create(params, join(prefix, name), in, out, init_std);
+    return Linear::create(params, prefixed(prefix, name), in, out, init_std);
   };
   Linear query = linear("attention.self.query", hidden, hidden);
   Linear key = linear("attention.self.key", hidden, hidden);
   Linear value = linear("attention.self.value", hidden, hidden);
   Linear attention_out = linear("attention.output.dense", hidden, hidden);
   LayerNorm attention_norm =
-      LayerNorm::create(params, join(prefix, "attention.output.LayerNorm"), hidden, eps);
+      LayerNorm::create(params, prefixed(prefix, "attention.output.LayerNorm"), hidden, eps);
   Linear intermediate = linear("intermediate.dense", hidden, config.intermediate_size);
   Linear output = linear("output.dense", config.intermediate_size, hidden);
-  LayerNorm output_norm = LayerNorm::create(params, join(prefix, "output.LayerNorm"), hidden, eps);
+  LayerNorm output_norm =
+      LayerNorm::create(params, prefixed(prefix, "output.LayerNorm"), hidden, eps);
 
   double scale = 1.0 / std::sqrt(static_cast<double>(config.head_size()));
   Value context = multi_head_attention(query(x), key(x), value(x), mask, heads, scale,
@@ -104,6 +79,10 @@ Value real_rows_mean(Value terms, Value attention_mask) {
 
 }  // namespace
 
+std::string prefixed(const std::string& prefix, const std::string& name) {
+  return prefix.empty() ? name : prefix + "." + name;
+}
+
 BertInputs bert_inputs(Graph& graph, const BertBuildOptions& options) {
   check(options.index_dtype == DType::i32 || options.index_dtype == DType::i64, "bert",
         "index dtype must be i32 or i64, not ", dtype_name(options.index_dtype));
@@ -118,20 +97,56 @@ BertInputs bert_inputs(Graph& graph, const BertBuildOptions& options) {
 BertOutputs bert_model(const BertConfig& config, const BertInputs& inputs, ParameterSet& params,
                        DropoutContext& dropout, const std::string& prefix, bool add_pooling_layer) {
   bert_config_check(config, "bert");
-  Value x = embeddings(config, inputs, params, dropout, join(prefix, "embeddings"));
-  Value mask = extended_attention_mask(inputs.attention_mask, params.dtype());
+  Value x = bert_embeddings(config, inputs, params, dropout, prefixed(prefix, "embeddings"),
+                            config.hidden_size);
+  x = bert_encoder(config, x, inputs.attention_mask, params, dropout, prefix);
+  BertOutputs out{x, Value()};
+  if (add_pooling_layer) out.pooled_output = bert_pooler(config, x, params, prefix);
+  return out;
+}
+
+Value bert_embeddings(const BertConfig& config, const BertInputs& inputs, ParameterSet& params,
+                      DropoutContext& dropout, const std::string& prefix, int64_t width) {
+  int64_t seq = inputs.input_ids.dim(1);
+  double init_std = config.initializer_range;
+  Embedding word = Embedding::create(params, prefixed(prefix, "word_embeddings"),
+                                     config.vocab_size, width, init_std, config.pad_token_id);
+  Embedding position = Embedding::create(params, prefixed(prefix, "position_embeddings"),
+                                         config.max_position_embeddings, width, init_std);
+  Embedding token_type = Embedding::create(params, prefixed(prefix, "token_type_embeddings"),
+                                           config.type_vocab_size, width, init_std);
+  LayerNorm norm =
+      LayerNorm::create(params, prefixed(prefix, "LayerNorm"), width, config.layer_norm_eps);
+  check(seq <= config.max_position_embeddings, "bert", "sequence length ", seq,
+        " exceeds max_position_embeddings ", config.max_position_embeddings);
+  // position_ids = arange(seq): the first seq rows, taken by a slice rather than a gather.
+  Value positions = slice(position.weight, {0, 0}, {seq, width});
+  Value x = word(inputs.input_ids) + token_type(inputs.token_type_ids);
+  x = x + positions;
+  return dropout(norm(x), config.hidden_dropout_prob);
+}
+
+Value bert_encoder(const BertConfig& config, Value embeddings, Value attention_mask,
+                   ParameterSet& params, DropoutContext& dropout, const std::string& prefix) {
+  Value x = embeddings;
+  Value mask = extended_attention_mask(attention_mask, params.dtype());
   for (int64_t i = 0; i < config.num_hidden_layers; ++i) {
     x = encoder_layer(config, x, mask, params, dropout,
-                      join(prefix, "encoder.layer." + std::to_string(i)));
+                      prefixed(prefix, "encoder.layer." + std::to_string(i)));
   }
-  BertOutputs out{x, Value()};
-  if (add_pooling_layer) {
-    Linear pooler = Linear::create(params, join(prefix, "pooler.dense"), config.hidden_size,
-                                   config.hidden_size, config.initializer_range);
-    Value first = reshape(slice(x, {0, 0, 0}, {x.dim(0), 1, x.dim(2)}), {x.dim(0), x.dim(2)});
-    out.pooled_output = tanh(pooler(first));
-  }
-  return out;
+  return x;
+}
+
+Value bert_pooler(const BertConfig& config, Value sequence_output, ParameterSet& params,
+                  const std::string& prefix) {
+  Linear pooler = Linear::create(params, prefixed(prefix, "pooler.dense"), config.hidden_size,
+                                 config.hidden_size, config.initializer_range);
+  return tanh(pooler(first_token(sequence_output)));
+}
+
+Value first_token(Value sequence_output) {
+  const Value& x = sequence_output;
+  return reshape(slice(x, {0, 0, 0}, {x.dim(0), 1, x.dim(2)}), {x.dim(0), x.dim(2)});
 }
 
 std::string bert_problem_type(const BertConfig& config, bool integer_labels) {
@@ -143,6 +158,20 @@ std::string bert_problem_type(const BertConfig& config, bool integer_labels) {
 BertClassifier bert_for_sequence_classification(Graph& graph, const BertConfig& config,
                                                 const BertBuildOptions& options) {
   bert_config_check(config, "bert");
+  return encoder_for_sequence_classification(
+      graph, config, options,
+      [&](const BertInputs& inputs, ParameterSet& params, DropoutContext& dropout) {
+        BertOutputs bert = bert_model(config, inputs, params, dropout);
+        double rate = config.classifier_dropout.value_or(config.hidden_dropout_prob);
+        Linear classifier = Linear::create(params, "classifier", config.hidden_size,
+                                           config.num_labels(), config.initializer_range);
+        return classifier(dropout(bert.pooled_output, rate));
+      });
+}
+
+BertClassifier encoder_for_sequence_classification(Graph& graph, const BertConfig& config,
+                                                   const BertBuildOptions& options,
+                                                   const EncoderBody& body) {
   int64_t batch = options.batch_size, labels_count = config.num_labels();
   BertClassifier model(graph, options.dtype);
   model.inputs = bert_inputs(graph, options);
@@ -159,11 +188,7 @@ BertClassifier bert_for_sequence_classification(Graph& graph, const BertConfig& 
   }
   if (options.training) model.dropout = DropoutContext::with_inputs(graph, options.batch_size);
 
-  BertOutputs bert = bert_model(config, model.inputs, model.params, model.dropout);
-  double rate = config.classifier_dropout.value_or(config.hidden_dropout_prob);
-  Linear classifier = Linear::create(model.params, "classifier", config.hidden_size, labels_count,
-                                     config.initializer_range);
-  model.logits = classifier(model.dropout(bert.pooled_output, rate));
+  model.logits = body(model.inputs, model.params, model.dropout);
   if (!options.with_labels) return model;
   check(options.label_smoothing == 0.0 || problem == "single_label_classification",
         "--label_smoothing_factor", "smooths class labels; this model's problem_type is ", problem);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "kiln/io/bert_config.h"
@@ -56,6 +57,23 @@ BertOutputs bert_model(const BertConfig& config, const BertInputs& inputs, Param
 // single- or multi-label classification by the labels' dtype.
 std::string bert_problem_type(const BertConfig& config, bool integer_labels);
 
+// The pieces of BertModel that other encoder families reuse (RoBERTa, ELECTRA).
+// "<prefix>.<name>", or `name` when the prefix is empty (a bare model's checkpoint).
+std::string prefixed(const std::string& prefix, const std::string& name);
+// BertEmbeddings under `prefix` ("<model>.embeddings"): word + token_type + position (arange)
+// embeddings of `width` features, LayerNorm and dropout.
+Value bert_embeddings(const BertConfig& config, const BertInputs& inputs, ParameterSet& params,
+                      DropoutContext& dropout, const std::string& prefix, int64_t width);
+// The post-LN encoder layers "<prefix>.encoder.layer.<i>" on embeddings [batch, seq, hidden],
+// attending to the keys where `attention_mask` ([batch, seq] of 1/0) is 1.
+Value bert_encoder(const BertConfig& config, Value embeddings, Value attention_mask,
+                   ParameterSet& params, DropoutContext& dropout, const std::string& prefix);
+// BertPooler "<prefix>.pooler.dense": tanh(dense(first token)) -> [batch, hidden].
+Value bert_pooler(const BertConfig& config, Value sequence_output, ParameterSet& params,
+                  const std::string& prefix);
+// The first token's features: [batch, seq, hidden] -> [batch, hidden].
+Value first_token(Value sequence_output);
+
 // A BertForSequenceClassification graph. Graph inputs, in order: input_ids, token_type_ids,
 // attention_mask, labels (with_labels), dropout_seed and dropout_offset (training), then the
 // parameters (role weight).
@@ -75,5 +93,17 @@ struct BertClassifier {
 
 BertClassifier bert_for_sequence_classification(Graph& graph, const BertConfig& config,
                                                 const BertBuildOptions& options);
+
+// What a family builds between a head's inputs and its output: registers the parameters (in
+// state-dict order) and returns the logits, or the sequence output for the heads of
+// bert_heads.h.
+using EncoderBody =
+    std::function<Value(const BertInputs& inputs, ParameterSet& params, DropoutContext& dropout)>;
+
+// A ForSequenceClassification model whose logits [batch, num_labels] `body` computes: BERT's
+// inputs, labels and losses (bert_problem_type), with `config`'s model on another encoder.
+BertClassifier encoder_for_sequence_classification(Graph& graph, const BertConfig& config,
+                                                   const BertBuildOptions& options,
+                                                   const EncoderBody& body);
 
 }  // namespace kiln

@@ -1,4 +1,5 @@
-// The question-answering and masked-LM heads on BertModel, op for op as modeling_bert.py.
+// The question-answering, token-classification and masked-LM heads on BertModel (or another
+// family's encoder), op for op as modeling_bert.py.
 #include "kiln/models/bert_heads.h"
 
 #include "kiln/ir/error.h"
@@ -16,12 +17,26 @@ Value last_axis_slice(Value logits, int64_t index) {
   return reshape(slice(logits, {0, 0, index}, {batch, seq, index + 1}), {batch, seq});
 }
 
+// BertModel without a pooler: the encoder of the heads below.
+EncoderBody bert_encoder_body(const BertConfig& config) {
+  return [&config](const BertInputs& inputs, ParameterSet& params, DropoutContext& dropout) {
+    return bert_model(config, inputs, params, dropout, "bert", /*add_pooling_layer=*/false)
+        .sequence_output;
+  };
+}
+
 }  // namespace
 
 BertQuestionAnswering bert_for_question_answering(Graph& graph, const BertConfig& config,
                                                   const BertBuildOptions& options) {
   bert_config_check(config, "bert");
-  check(config.num_labels() == 2, "bert", "BertForQuestionAnswering needs num_labels 2 (start "
+  return encoder_for_question_answering(graph, config, options, bert_encoder_body(config));
+}
+
+BertQuestionAnswering encoder_for_question_answering(Graph& graph, const BertConfig& config,
+                                                     const BertBuildOptions& options,
+                                                     const EncoderBody& encoder) {
+  check(config.num_labels() == 2, "qa_outputs", "question answering needs num_labels 2 (start "
         "and end logits), not ", config.num_labels());
   BertQuestionAnswering model(graph, options.dtype);
   model.inputs = bert_inputs(graph, options);
@@ -32,11 +47,10 @@ BertQuestionAnswering bert_for_question_answering(Graph& graph, const BertConfig
   }
   if (options.training) model.dropout = DropoutContext::with_inputs(graph, options.batch_size);
 
-  BertOutputs bert = bert_model(config, model.inputs, model.params, model.dropout, "bert",
-                                /*add_pooling_layer=*/false);
+  Value sequence = encoder(model.inputs, model.params, model.dropout);
   Linear qa_outputs = Linear::create(model.params, "qa_outputs", config.hidden_size, 2,
                                      config.initializer_range);
-  Value logits = qa_outputs(bert.sequence_output);
+  Value logits = qa_outputs(sequence);
   model.start_logits = last_axis_slice(logits, 0);
   model.end_logits = last_axis_slice(logits, 1);
   if (!options.with_labels) return model;
@@ -53,9 +67,56 @@ BertQuestionAnswering bert_for_question_answering(Graph& graph, const BertConfig
   return model;
 }
 
+BertTokenClassification bert_for_token_classification(Graph& graph, const BertConfig& config,
+                                                      const BertBuildOptions& options) {
+  bert_config_check(config, "bert");
+  return encoder_for_token_classification(graph, config, options, bert_encoder_body(config));
+}
+
+BertTokenClassification encoder_for_token_classification(Graph& graph, const BertConfig& config,
+                                                         const BertBuildOptions& options,
+                                                         const EncoderBody& encoder) {
+  BertTokenClassification model(graph, options.dtype);
+  model.inputs = bert_inputs(graph, options);
+  const int64_t batch = options.batch_size, seq = options.seq_len, labels = config.num_labels();
+  if (options.with_labels) model.labels = graph.input("labels", options.index_dtype, {batch, seq});
+  if (options.training) model.dropout = DropoutContext::with_inputs(graph, options.batch_size);
+
+  Value sequence = encoder(model.inputs, model.params, model.dropout);
+  double rate = config.classifier_dropout.value_or(config.hidden_dropout_prob);
+  Linear classifier = Linear::create(model.params, "classifier", config.hidden_size, labels,
+                                     config.initializer_range);
+  model.logits = classifier(model.dropout(sequence, rate));
+  if (!options.with_labels) return model;
+  model.loss = label_smoothed_cross_entropy(reshape(model.logits, {batch * seq, labels}),
+                                            reshape(model.labels, {batch * seq}),
+                                            options.label_smoothing);
+  return model;
+}
+
 BertMaskedLM bert_for_masked_lm(Graph& graph, const BertConfig& config,
                                 const BertBuildOptions& options) {
   bert_config_check(config, "bert");
+  const int64_t hidden = config.hidden_size;
+  return encoder_for_masked_lm(
+      graph, config, options, bert_encoder_body(config), [&](Value states, ParameterSet& params) {
+        // HF's order: a module's own parameters (the bias) before its submodules'.
+        Value bias = params.add("cls.predictions.bias", {config.vocab_size},
+                                ParameterInit::zeros(), /*decay=*/false);
+        Linear transform = Linear::create(params, "cls.predictions.transform.dense", hidden,
+                                          hidden, config.initializer_range);
+        LayerNorm norm = LayerNorm::create(params, "cls.predictions.transform.LayerNorm", hidden,
+                                           config.layer_norm_eps);
+        Linear decoder;
+        decoder.weight = params.get("bert.embeddings.word_embeddings.weight").value;
+        decoder.bias = bias;
+        return decoder(norm(activation(transform(states), config.hidden_act)));
+      });
+}
+
+BertMaskedLM encoder_for_masked_lm(Graph& graph, const BertConfig& config,
+                                   const BertBuildOptions& options, const EncoderBody& encoder,
+                                   const MaskedLmHead& head) {
   BertMaskedLM model(graph, options.dtype);
   model.inputs = bert_inputs(graph, options);
   const int64_t batch = options.batch_size, seq = options.seq_len;
@@ -68,25 +129,12 @@ BertMaskedLM bert_for_masked_lm(Graph& graph, const BertConfig& config,
   }
   if (options.training) model.dropout = DropoutContext::with_inputs(graph, options.batch_size);
 
-  BertOutputs bert = bert_model(config, model.inputs, model.params, model.dropout, "bert",
-                                /*add_pooling_layer=*/false);
-  const int64_t hidden = config.hidden_size;
-  // HF's order: a module's own parameters (the bias) before its submodules'.
-  Value bias = model.params.add("cls.predictions.bias", {config.vocab_size},
-                                ParameterInit::zeros(), /*decay=*/false);
-  Linear transform = Linear::create(model.params, "cls.predictions.transform.dense", hidden,
-                                    hidden, config.initializer_range);
-  LayerNorm norm = LayerNorm::create(model.params, "cls.predictions.transform.LayerNorm", hidden,
-                                     config.layer_norm_eps);
-  Value sequence = bert.sequence_output;
+  Value sequence = encoder(model.inputs, model.params, model.dropout);
   if (predictions > 0) {  // only the rows with a label: the same loss for a fraction of the work
+    const int64_t hidden = sequence.dim(2);
     sequence = gather(reshape(sequence, {batch * seq, hidden}), model.masked_positions, 0);
   }
-  Value states = norm(activation(transform(sequence), config.hidden_act));
-  Linear decoder;
-  decoder.weight = model.params.get("bert.embeddings.word_embeddings.weight").value;
-  decoder.bias = bias;
-  model.logits = decoder(states);
+  model.logits = head(sequence, model.params);
   if (!options.with_labels) return model;
   const double smoothing = options.label_smoothing;
   if (predictions > 0) {
