@@ -162,6 +162,7 @@ std::pair<std::vector<Value>, std::vector<std::string>> outputs_of(const Model& 
 // torch takes seconds), which must load the class each folder is named after.
 TEST(TransformersLoadsKilnModels, EncoderFamilyHeads) {
   KILN_REQUIRE_TRANSFORMERS();
+  const fs::path scratch = testing::scratch_folder();
   std::vector<fs::path> folders;
   auto save_head = [&](const std::string& architecture, const std::string& fixture_dir,
                        auto read_config, auto build, auto save) {
@@ -170,7 +171,7 @@ TEST(TransformersLoadsKilnModels, EncoderFamilyHeads) {
     auto config = wide_init(fixture);
     auto model = build(graph, config, without_labels(fixture));
     auto [outputs, names] = outputs_of(model);
-    folders.push_back(testing::scratch_folder() / architecture);
+    folders.push_back(scratch / architecture);
     save_with_outputs(folders.back(), fixture, config, model.params, outputs, names, save);
   };
   save_head("BertForTokenClassification", testing::bert_fixture_dir("token"), bert_config_read,
