@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -82,10 +83,15 @@ inline double max_abs(const Tensor& t) {
 // Loads the fixture's checkpoint into `params` (bert_load_weights and its family twins).
 using LoadWeights = LoadReport (*)(ParameterSet& params, const std::string& path, bool strict);
 
+// Computes a graph's outputs from its arguments on some backend (default: the reference).
+using Evaluate = std::function<std::vector<Tensor>(const Graph& graph,
+                                                   const std::vector<Value>& outputs,
+                                                   const std::vector<Tensor>& arguments)>;
+
 // Loads the fixture's weights with `load`, evaluates `outputs` (named as in expected.safetensors)
-// and the loss's gradient for every parameter on the reference backend, and compares each with
-// transformers' to 1e-5 of the tensor's scale. A bias is measured against its module's weight
-// gradient too, since some biases have an exact gradient of zero (the key biases; qa_outputs.bias
+// and the loss's gradient for every parameter (on the reference backend unless `evaluate` says
+// otherwise), and compares each with transformers' to 1e-5 of the tensor's scale. A bias is
+// measured against its module's weight gradient too, since some biases have an exact gradient of zero (the key biases; qa_outputs.bias
 // and the last LayerNorm's bias in the QA head, which shift every position's logit alike).
 // torch zeroes the gradient of an embedding's padding row and the IR has no stop-gradient (see
 // nn/layers.h), so in the gradients named in `pad_rows_apart` (for heads whose loss sees the
@@ -96,7 +102,8 @@ void expect_matches_transformers(const ModelFixture<Config>& fixture, ParameterS
                                  Value loss, std::vector<Value> outputs,
                                  std::vector<std::string> names, LoadWeights load,
                                  const std::vector<std::string>& pad_rows_apart = {},
-                                 const std::map<std::string, Tensor>& extra_feeds = {}) {
+                                 const std::map<std::string, Tensor>& extra_feeds = {},
+                                 const Evaluate& evaluate = evaluate_reference) {
   EXPECT_EQ(params.names(), fixture.parameter_order);
   load(params, fixture.dir, /*strict=*/true);
   std::vector<Value> grads = grad(loss, params.values());
@@ -108,8 +115,7 @@ void expect_matches_transformers(const ModelFixture<Config>& fixture, ParameterS
   }
   std::map<std::string, Tensor> feeds = fixture.feeds();
   feeds.insert(extra_feeds.begin(), extra_feeds.end());
-  std::vector<Tensor> results =
-      evaluate_reference(params.graph(), outputs, params.arguments(feeds));
+  std::vector<Tensor> results = evaluate(params.graph(), outputs, params.arguments(feeds));
   ASSERT_EQ(results.size(), names.size());
   for (size_t i = 0; i < results.size(); ++i) {
     Tensor expected = fixture.expected.at(names[i]);

@@ -13,10 +13,13 @@
 #include <algorithm>
 
 #include "bert_test_util.h"
+#include "kiln/backends/cpu/cpu_backend.h"
+#include "kiln/backends/pjrt/pjrt_backend.h"
 #include "kiln/io/mlm_collate.h"
 #include "kiln/models/roberta.h"
 #include "kiln/models/roberta_heads.h"
 #include "kiln/models/roberta_pretrained.h"
+#include "pjrt_test_util.h"
 #include "support/testing.h"
 
 namespace kiln {
@@ -97,6 +100,36 @@ TEST(RobertaHeads, MaskedLmPredictingOnlyLabelledPositionsMatchesTransformers) {
                                        roberta_load_weights, {},
                                        {{"masked_positions", predictions.positions},
                                         {"masked_labels", predictions.labels}});
+}
+
+// The backends that train: RoBERTa's position ids (an integer count over a triangle) compile for
+// Kiln's CPU backend and lower to StableHLO for XLA (the PJRT CPU plugin; skipped without it).
+TEST(RobertaHeads, CpuAndXlaBackendsMatchTransformers) {
+  RobertaFixture fixture = load("roberta/classifier");
+  auto on = [](Backend& backend) {
+    return [&backend](const Graph& graph, const std::vector<Value>& outputs,
+                      const std::vector<Tensor>& arguments) {
+      return backend.compile(graph, outputs)->run(arguments);
+    };
+  };
+  {
+    SCOPED_TRACE("cpu");
+    Graph graph;
+    BertClassifier model =
+        roberta_for_sequence_classification(graph, fixture.config, fixture.options);
+    std::unique_ptr<Backend> cpu = make_cpu_backend();
+    testing::expect_matches_transformers(fixture, model.params, model.loss, {model.logits},
+                                         {"logits"}, roberta_load_weights, {}, {}, on(*cpu));
+  }
+  std::string plugin = testing::cpu_plugin_path();
+  KILN_SKIP_WITHOUT_CPU_PLUGIN(plugin);
+  SCOPED_TRACE("xla");
+  Graph graph;
+  BertClassifier model =
+      roberta_for_sequence_classification(graph, fixture.config, fixture.options);
+  std::unique_ptr<Backend> xla = make_pjrt_backend(plugin);
+  testing::expect_matches_transformers(fixture, model.params, model.loss, {model.logits},
+                                       {"logits"}, roberta_load_weights, {}, {}, on(*xla));
 }
 
 TEST(RobertaHeads, BareModelAndMaskedLmCheckpointsLoadIntoTheHeads) {
