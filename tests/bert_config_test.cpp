@@ -275,7 +275,7 @@ TEST(BertConfigErrors, MissingFileAndBadWrites) {
   EXPECT_FALSE(fs::exists(path + ".tmp"));
   config = BertConfig{};
   config.extra["hidden_size"] = "12";
-  EXPECT_NE(error_of([&] { bert_config_to_json(config); }).find("is a BertConfig field"),
+  EXPECT_NE(error_of([&] { bert_config_to_json(config); }).find("is a field of the config"),
             std::string::npos);
   config.extra = {{"note", "{not json"}};
   EXPECT_NE(error_of([&] { bert_config_to_json(config); }).find("holds invalid JSON"),

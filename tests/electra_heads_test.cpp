@@ -9,7 +9,7 @@
 // embedding_size and defaults, checkpoints loading across heads, and the architecture names.
 #include <gtest/gtest.h>
 
-#include "bert_test_util.h"
+#include "golden_test_util.h"
 #include "kiln/io/mlm_collate.h"
 #include "kiln/models/electra.h"
 #include "kiln/models/electra_heads.h"
@@ -22,7 +22,8 @@ namespace {
 using ElectraFixture = testing::ModelFixture<ElectraConfig>;
 
 ElectraFixture load(const std::string& name) {
-  return testing::load_model_fixture(name, electra_config_read);
+  return testing::load_model_fixture(std::string(KILN_SOURCE_DIR) + "/tests/data/" + name,
+                                     electra_config_read);
 }
 
 TEST(ElectraHeads, SequenceClassificationMatchesTransformers) {
@@ -32,7 +33,7 @@ TEST(ElectraHeads, SequenceClassificationMatchesTransformers) {
       electra_for_sequence_classification(graph, fixture.config, fixture.options);
   EXPECT_TRUE(model.params.contains("electra.embeddings_project.weight"));
   EXPECT_EQ(electra_architecture(model.params), "ElectraForSequenceClassification");
-  testing::expect_matches_transformers(fixture, model.params, model.loss, {model.logits},
+  testing::expect_head_matches_transformers(fixture, model.params, model.loss, {model.logits},
                                        {"logits"}, electra_load_weights);
 }
 
@@ -43,10 +44,10 @@ TEST(ElectraHeads, QuestionAnsweringMatchesTransformers) {
       electra_for_question_answering(graph, fixture.config, fixture.options);
   EXPECT_FALSE(model.params.contains("electra.embeddings_project.weight"));
   EXPECT_EQ(electra_architecture(model.params), "ElectraForQuestionAnswering");
-  testing::expect_matches_transformers(fixture, model.params, model.loss,
+  testing::expect_head_matches_transformers(fixture, model.params, model.loss,
                                        {model.start_logits, model.end_logits},
                                        {"start_logits", "end_logits"}, electra_load_weights,
-                                       {"grad.electra.embeddings.word_embeddings.weight"});
+                                       {"electra.embeddings.word_embeddings.weight"});
 }
 
 TEST(ElectraHeads, TokenClassificationMatchesTransformers) {
@@ -55,7 +56,7 @@ TEST(ElectraHeads, TokenClassificationMatchesTransformers) {
   BertTokenClassification model =
       electra_for_token_classification(graph, fixture.config, fixture.options);
   EXPECT_EQ(electra_architecture(model.params), "ElectraForTokenClassification");
-  testing::expect_matches_transformers(fixture, model.params, model.loss, {model.logits},
+  testing::expect_head_matches_transformers(fixture, model.params, model.loss, {model.logits},
                                        {"logits"}, electra_load_weights);
 }
 
@@ -65,7 +66,7 @@ TEST(ElectraHeads, GeneratorMaskedLmMatchesTransformers) {
   BertMaskedLM model = electra_for_masked_lm(graph, fixture.config, fixture.options);
   EXPECT_FALSE(model.params.contains("generator_lm_head.weight"));
   EXPECT_EQ(electra_architecture(model.params), "ElectraForMaskedLM");
-  testing::expect_matches_transformers(fixture, model.params, model.loss, {model.logits},
+  testing::expect_head_matches_transformers(fixture, model.params, model.loss, {model.logits},
                                        {"logits"}, electra_load_weights);
 }
 
@@ -76,7 +77,7 @@ TEST(ElectraHeads, GeneratorPredictingOnlyLabelledPositionsMatchesTransformers) 
   MlmPredictions predictions = compact_mlm_labels(fixture.expected.at("labels"), 9, "fixture");
   Graph graph;
   BertMaskedLM model = electra_for_masked_lm(graph, fixture.config, fixture.options);
-  testing::expect_matches_transformers(fixture, model.params, model.loss, {}, {},
+  testing::expect_head_matches_transformers(fixture, model.params, model.loss, {}, {},
                                        electra_load_weights, {},
                                        {{"masked_positions", predictions.positions},
                                         {"masked_labels", predictions.labels}});
@@ -88,7 +89,7 @@ TEST(ElectraHeads, DiscriminatorMatchesTransformers) {
   ElectraPreTraining model = electra_for_pre_training(graph, fixture.config, fixture.options);
   EXPECT_EQ(model.logits.shape(), (Shape{fixture.options.batch_size, fixture.options.seq_len}));
   EXPECT_EQ(electra_architecture(model.params), "ElectraForPreTraining");
-  testing::expect_matches_transformers(fixture, model.params, model.loss, {model.logits},
+  testing::expect_head_matches_transformers(fixture, model.params, model.loss, {model.logits},
                                        {"logits"}, electra_load_weights);
 }
 
@@ -121,7 +122,7 @@ TEST(ElectraHeads, CheckpointsLoadAcrossHeads) {
   std::map<std::string, Tensor> tensors;
   for (const std::string& name : file.names()) tensors.emplace(name, file.to_tensor(name));
   tensors["generator_lm_head.weight"] = tensors.at("electra.embeddings.word_embeddings.weight");
-  report = mlm.params.load(encoder_adapt_state_dict(tensors, mlm.params, kElectraCheckpointNames),
+  report = mlm.params.load(electra_adapt_state_dict(tensors, mlm.params),
                            "stored tied weight");
   EXPECT_TRUE(report.unexpected.empty());
 }

@@ -12,7 +12,7 @@
 
 #include <algorithm>
 
-#include "bert_test_util.h"
+#include "golden_test_util.h"
 #include "kiln/backends/cpu/cpu_backend.h"
 #include "kiln/backends/pjrt/pjrt_backend.h"
 #include "kiln/io/mlm_collate.h"
@@ -28,7 +28,8 @@ namespace {
 using RobertaFixture = testing::ModelFixture<RobertaConfig>;
 
 RobertaFixture load(const std::string& name) {
-  return testing::load_model_fixture(name, roberta_config_read);
+  return testing::load_model_fixture(std::string(KILN_SOURCE_DIR) + "/tests/data/" + name,
+                                     roberta_config_read);
 }
 
 TEST(RobertaHeads, SequenceClassificationMatchesTransformers) {
@@ -37,7 +38,7 @@ TEST(RobertaHeads, SequenceClassificationMatchesTransformers) {
   BertClassifier model =
       roberta_for_sequence_classification(graph, fixture.config, fixture.options);
   EXPECT_EQ(model.problem_type, "single_label_classification");
-  testing::expect_matches_transformers(fixture, model.params, model.loss, {model.logits},
+  testing::expect_head_matches_transformers(fixture, model.params, model.loss, {model.logits},
                                        {"logits"}, roberta_load_weights);
 }
 
@@ -55,7 +56,7 @@ TEST(RobertaHeads, XlmRobertaMultiLabelClassificationMatchesTransformers) {
   EXPECT_EQ(model.problem_type, "multi_label_classification");
   EXPECT_EQ(roberta_architecture(model.params, fixture.config.model_type),
             "XLMRobertaForSequenceClassification");
-  testing::expect_matches_transformers(fixture, model.params, model.loss, {model.logits},
+  testing::expect_head_matches_transformers(fixture, model.params, model.loss, {model.logits},
                                        {"logits"}, roberta_load_weights);
 }
 
@@ -64,11 +65,11 @@ TEST(RobertaHeads, QuestionAnsweringMatchesTransformers) {
   Graph graph;
   BertQuestionAnswering model =
       roberta_for_question_answering(graph, fixture.config, fixture.options);
-  testing::expect_matches_transformers(fixture, model.params, model.loss,
+  testing::expect_head_matches_transformers(fixture, model.params, model.loss,
                                        {model.start_logits, model.end_logits},
                                        {"start_logits", "end_logits"}, roberta_load_weights,
-                                       {"grad.roberta.embeddings.word_embeddings.weight",
-                                        "grad.roberta.embeddings.position_embeddings.weight"});
+                                       {"roberta.embeddings.word_embeddings.weight",
+                                        "roberta.embeddings.position_embeddings.weight"});
 }
 
 TEST(RobertaHeads, TokenClassificationMatchesTransformers) {
@@ -76,7 +77,7 @@ TEST(RobertaHeads, TokenClassificationMatchesTransformers) {
   Graph graph;
   BertTokenClassification model =
       roberta_for_token_classification(graph, fixture.config, fixture.options);
-  testing::expect_matches_transformers(fixture, model.params, model.loss, {model.logits},
+  testing::expect_head_matches_transformers(fixture, model.params, model.loss, {model.logits},
                                        {"logits"}, roberta_load_weights);
 }
 
@@ -85,7 +86,7 @@ TEST(RobertaHeads, MaskedLmMatchesTransformers) {
   Graph graph;
   BertMaskedLM model = roberta_for_masked_lm(graph, fixture.config, fixture.options);
   EXPECT_FALSE(model.params.contains("lm_head.decoder.weight"));
-  testing::expect_matches_transformers(fixture, model.params, model.loss, {model.logits},
+  testing::expect_head_matches_transformers(fixture, model.params, model.loss, {model.logits},
                                        {"logits"}, roberta_load_weights);
 }
 
@@ -96,7 +97,7 @@ TEST(RobertaHeads, MaskedLmPredictingOnlyLabelledPositionsMatchesTransformers) {
   MlmPredictions predictions = compact_mlm_labels(fixture.expected.at("labels"), 9, "fixture");
   Graph graph;
   BertMaskedLM model = roberta_for_masked_lm(graph, fixture.config, fixture.options);
-  testing::expect_matches_transformers(fixture, model.params, model.loss, {}, {},
+  testing::expect_head_matches_transformers(fixture, model.params, model.loss, {}, {},
                                        roberta_load_weights, {},
                                        {{"masked_positions", predictions.positions},
                                         {"masked_labels", predictions.labels}});
@@ -118,7 +119,7 @@ TEST(RobertaHeads, CpuAndXlaBackendsMatchTransformers) {
     BertClassifier model =
         roberta_for_sequence_classification(graph, fixture.config, fixture.options);
     std::unique_ptr<Backend> cpu = make_cpu_backend();
-    testing::expect_matches_transformers(fixture, model.params, model.loss, {model.logits},
+    testing::expect_head_matches_transformers(fixture, model.params, model.loss, {model.logits},
                                          {"logits"}, roberta_load_weights, {}, {}, on(*cpu));
   }
   std::string plugin = testing::cpu_plugin_path();
@@ -128,7 +129,7 @@ TEST(RobertaHeads, CpuAndXlaBackendsMatchTransformers) {
   BertClassifier model =
       roberta_for_sequence_classification(graph, fixture.config, fixture.options);
   std::unique_ptr<Backend> xla = make_pjrt_backend(plugin);
-  testing::expect_matches_transformers(fixture, model.params, model.loss, {model.logits},
+  testing::expect_head_matches_transformers(fixture, model.params, model.loss, {model.logits},
                                        {"logits"}, roberta_load_weights, {}, {}, on(*xla));
 }
 
@@ -151,15 +152,14 @@ TEST(RobertaHeads, BareModelAndMaskedLmCheckpointsLoadIntoTheHeads) {
   }
   tensors.emplace("embeddings.position_ids",
                   Tensor::from_doubles(DType::i64, {1, 3}, {0.0, 1.0, 2.0}));
-  LoadReport report = bare.load(encoder_adapt_state_dict(tensors, bare, kRobertaCheckpointNames),
+  LoadReport report = bare.load(roberta_adapt_state_dict(tensors, bare),
                                 "bare", /*strict=*/false);
   EXPECT_EQ(report.missing, (std::vector<std::string>{"pooler.dense.bias", "pooler.dense.weight"}));
   EXPECT_TRUE(report.unexpected.empty());
   BertTokenClassification token =
       roberta_for_token_classification(token_graph, fixture.config, fixture.options);
-  report = token.params.load(encoder_adapt_state_dict(tensors, token.params,
-                                                      kRobertaCheckpointNames),
-                             "bare", /*strict=*/false);
+  report = token.params.load(roberta_adapt_state_dict(tensors, token.params), "bare",
+                             /*strict=*/false);
   EXPECT_EQ(report.missing, (std::vector<std::string>{"classifier.bias", "classifier.weight"}));
   EXPECT_TRUE(report.unexpected.empty());
   EXPECT_EQ(roberta_architecture(token.params, "roberta"), "RobertaForTokenClassification");
@@ -173,7 +173,7 @@ TEST(RobertaHeads, BareModelAndMaskedLmCheckpointsLoadIntoTheHeads) {
   Graph legacy_graph;
   BertMaskedLM legacy = roberta_for_masked_lm(legacy_graph, fixture.config, fixture.options);
   report = legacy.params.load(
-      encoder_adapt_state_dict(tensors, legacy.params, kRobertaCheckpointNames), "legacy");
+      roberta_adapt_state_dict(tensors, legacy.params), "legacy");
   EXPECT_TRUE(report.missing.empty());
   EXPECT_EQ(roberta_architecture(legacy.params, "roberta"), "RobertaForMaskedLM");
 }

@@ -166,7 +166,8 @@ TEST(TransformersLoadsKilnModels, EncoderFamilyHeads) {
   std::vector<fs::path> folders;
   auto save_head = [&](const std::string& architecture, const std::string& fixture_dir,
                        auto read_config, auto build, auto save) {
-    auto fixture = testing::load_model_fixture(fixture_dir, read_config);
+    auto fixture = testing::load_model_fixture(
+        std::string(KILN_SOURCE_DIR) + "/tests/data/" + fixture_dir, read_config);
     Graph graph;
     auto config = wide_init(fixture);
     auto model = build(graph, config, without_labels(fixture));
@@ -174,7 +175,7 @@ TEST(TransformersLoadsKilnModels, EncoderFamilyHeads) {
     folders.push_back(scratch / architecture);
     save_with_outputs(folders.back(), fixture, config, model.params, outputs, names, save);
   };
-  save_head("BertForTokenClassification", testing::bert_fixture_dir("token"), bert_config_read,
+  save_head("BertForTokenClassification", "bert/token", bert_config_read,
             bert_for_token_classification, bert_save_pretrained);
   save_head("RobertaForSequenceClassification", "roberta/classifier", roberta_config_read,
             roberta_for_sequence_classification, roberta_save_pretrained);

@@ -5,9 +5,12 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "kiln/io/config_fields.h"
 
 namespace kiln {
 
@@ -52,8 +55,6 @@ struct BertConfig {
 // fuzzing.
 BertConfig bert_config_parse(std::string_view json_text, std::string_view where);
 BertConfig bert_config_read(const std::string& path);
-// The text of a config file; errors name it.
-std::string config_file_text(const std::string& path);
 
 // Throws "[where] ..." for what Kiln cannot build: hidden_size not a multiple of the heads,
 // non-positive sizes, dropouts outside [0, 1), unsupported hidden_act or position_embedding_type.
@@ -62,14 +63,16 @@ void bert_config_check(const BertConfig& config, std::string_view where);
 // The config.json text (checked first): keys sorted, two-space indent, as transformers writes it.
 std::string bert_config_to_json(const BertConfig& config);
 
-// For the families whose config.json holds BertConfig's keys with other defaults, and a few keys
-// of their own that stay in `extra` (RoBERTa, ELECTRA): bert_config_parse over `defaults`, and
-// bert_config_check and bert_config_to_json, without requiring model_type "bert" (each family
-// checks its own).
-BertConfig bert_config_parse_over(std::string_view json_text, std::string_view where,
-                                  BertConfig defaults);
-void bert_config_check_fields(const BertConfig& config, std::string_view where);
-std::string bert_config_fields_to_json(const BertConfig& config);
+// For the families whose config.json holds BertConfig's keys with other defaults and a few keys
+// of their own (RoBERTa, ELECTRA): reads BertConfig's own keys (not the common ones) into
+// `config`, leaving absent ones at the family's defaults; checks what bert_config_check does but
+// model_type, with the family's own keys allowed besides; writes BertConfig's keys and the common
+// ones into `out`.
+void bert_config_read_fields(ConfigFields& fields, BertConfig& config);
+void bert_config_check_fields(const BertConfig& config,
+                              const std::set<std::string_view>& family_keys,
+                              std::string_view where);
+void bert_config_write_fields(nlohmann::json& out, const BertConfig& config);
 // Writes it via `path.tmp`, fsync and rename.
 void bert_config_write(const std::string& path, const BertConfig& config);
 

@@ -3,7 +3,6 @@
 #include "kiln/models/bert.h"
 
 #include <cmath>
-#include <limits>
 
 #include "kiln/ir/error.h"
 #include "kiln/ir/ops.h"
@@ -14,29 +13,6 @@
 
 namespace kiln {
 namespace {
-
-// torch.finfo(dtype).min: what HF adds to the scores of padding keys.
-double lowest(DType dtype) {
-  switch (dtype) {
-    case DType::f32:
-      return std::numeric_limits<float>::lowest();
-    case DType::f64:
-      return std::numeric_limits<double>::lowest();
-    case DType::bf16:
-      return -3.3895313892515355e38;
-    case DType::f16:
-      return -65504.0;
-    default:
-      fail("bert", "no floating minimum for ", dtype_name(dtype));
-  }
-}
-
-// [batch, seq] of 1/0 -> additive [batch, 1, 1, seq]: 0 where attended, finfo.min on padding.
-Value extended_attention_mask(Value attention_mask, DType dtype) {
-  Value keep = cast(attention_mask, dtype);
-  Value additive = (1.0 - keep) * lowest(dtype);
-  return reshape(additive, {keep.dim(0), 1, 1, keep.dim(1)});
-}
 
 Value encoder_layer(const BertConfig& config, Value x, Value mask, ParameterSet& params,
                     DropoutContext& dropout, const std::string& prefix) {
@@ -83,15 +59,23 @@ std::string prefixed(const std::string& prefix, const std::string& name) {
   return prefix.empty() ? name : prefix + "." + name;
 }
 
-BertInputs bert_inputs(Graph& graph, const BertBuildOptions& options) {
+Value first_token(Value sequence_output) {
+  const Value& x = sequence_output;
+  return reshape(slice(x, {0, 0, 0}, {x.dim(0), 1, x.dim(2)}), {x.dim(0), x.dim(2)});
+}
+
+Value token_input(Graph& graph, const std::string& name, const BertBuildOptions& options) {
   check(options.index_dtype == DType::i32 || options.index_dtype == DType::i64, "bert",
         "index dtype must be i32 or i64, not ", dtype_name(options.index_dtype));
   check(options.batch_size > 0 && options.seq_len > 0, "bert", "batch ", options.batch_size,
         " and sequence length ", options.seq_len, " must be positive");
-  Shape shape{options.batch_size, options.seq_len};
-  return BertInputs{graph.input("input_ids", options.index_dtype, shape),
-                    graph.input("token_type_ids", options.index_dtype, shape),
-                    graph.input("attention_mask", options.index_dtype, shape)};
+  return graph.input(name, options.index_dtype, {options.batch_size, options.seq_len});
+}
+
+BertInputs bert_inputs(Graph& graph, const BertBuildOptions& options) {
+  return BertInputs{token_input(graph, "input_ids", options),
+                    token_input(graph, "token_type_ids", options),
+                    token_input(graph, "attention_mask", options)};
 }
 
 BertOutputs bert_model(const BertConfig& config, const BertInputs& inputs, ParameterSet& params,
@@ -144,15 +128,45 @@ Value bert_pooler(const BertConfig& config, Value sequence_output, ParameterSet&
   return tanh(pooler(first_token(sequence_output)));
 }
 
-Value first_token(Value sequence_output) {
-  const Value& x = sequence_output;
-  return reshape(slice(x, {0, 0, 0}, {x.dim(0), 1, x.dim(2)}), {x.dim(0), x.dim(2)});
+std::string classification_problem_type(const std::optional<std::string>& problem_type,
+                                        int64_t num_labels, bool integer_labels) {
+  if (problem_type) return *problem_type;
+  if (num_labels == 1) return "regression";
+  return integer_labels ? "single_label_classification" : "multi_label_classification";
 }
 
 std::string bert_problem_type(const BertConfig& config, bool integer_labels) {
-  if (config.problem_type) return *config.problem_type;
-  if (config.num_labels() == 1) return "regression";
-  return integer_labels ? "single_label_classification" : "multi_label_classification";
+  return classification_problem_type(config.problem_type, config.num_labels(), integer_labels);
+}
+
+Value sequence_classification_labels(Graph& graph, const std::string& problem_type,
+                                     int64_t num_labels, const BertBuildOptions& options) {
+  const int64_t batch = options.batch_size;
+  if (problem_type == "single_label_classification") {
+    return graph.input("labels", options.index_dtype, {batch});
+  }
+  if (problem_type == "regression" && num_labels == 1) {
+    return graph.input("labels", options.dtype, {batch});
+  }
+  return graph.input("labels", options.dtype, {batch, num_labels});
+}
+
+Value sequence_classification_loss(Value logits, Value labels, const std::string& problem,
+                                   Value attention_mask, double label_smoothing) {
+  check(label_smoothing == 0.0 || problem == "single_label_classification",
+        "--label_smoothing_factor", "smooths class labels; this model's problem_type is ", problem);
+  if (problem == "regression") {
+    // HF squeezes [batch, 1] logits to match [batch] labels.
+    Value prediction = logits.dim(1) == 1 ? reshape(logits, {logits.dim(0)}) : logits;
+    return real_rows_mean(squared_error(prediction, labels), attention_mask);
+  }
+  if (problem == "single_label_classification") {
+    return label_smoothed_cross_entropy(logits, labels, label_smoothing);
+  }
+  if (problem == "multi_label_classification") {
+    return real_rows_mean(bce_with_logits(logits, labels), attention_mask);
+  }
+  fail("bert", "unknown problem_type '", problem, "'");
 }
 
 BertClassifier bert_for_sequence_classification(Graph& graph, const BertConfig& config,
@@ -172,41 +186,19 @@ BertClassifier bert_for_sequence_classification(Graph& graph, const BertConfig& 
 BertClassifier encoder_for_sequence_classification(Graph& graph, const BertConfig& config,
                                                    const BertBuildOptions& options,
                                                    const EncoderBody& body) {
-  int64_t batch = options.batch_size, labels_count = config.num_labels();
   BertClassifier model(graph, options.dtype);
   model.inputs = bert_inputs(graph, options);
   model.problem_type = bert_problem_type(config, options.integer_labels);
-  const std::string& problem = model.problem_type;
   if (options.with_labels) {
-    if (problem == "single_label_classification") {
-      model.labels = graph.input("labels", options.index_dtype, {batch});
-    } else if (problem == "regression" && labels_count == 1) {
-      model.labels = graph.input("labels", options.dtype, {batch});
-    } else {
-      model.labels = graph.input("labels", options.dtype, {batch, labels_count});
-    }
+    model.labels =
+        sequence_classification_labels(graph, model.problem_type, config.num_labels(), options);
   }
   if (options.training) model.dropout = DropoutContext::with_inputs(graph, options.batch_size);
 
   model.logits = body(model.inputs, model.params, model.dropout);
   if (!options.with_labels) return model;
-  check(options.label_smoothing == 0.0 || problem == "single_label_classification",
-        "--label_smoothing_factor", "smooths class labels; this model's problem_type is ", problem);
-
-  if (problem == "regression") {
-    // HF squeezes [batch, 1] logits to match [batch] labels.
-    Value prediction = labels_count == 1 ? reshape(model.logits, {batch}) : model.logits;
-    model.loss =
-        real_rows_mean(squared_error(prediction, model.labels), model.inputs.attention_mask);
-  } else if (problem == "single_label_classification") {
-    model.loss =
-        label_smoothed_cross_entropy(model.logits, model.labels, options.label_smoothing);
-  } else if (problem == "multi_label_classification") {
-    model.loss = real_rows_mean(bce_with_logits(model.logits, model.labels),
-                                model.inputs.attention_mask);
-  } else {
-    fail("bert", "unknown problem_type '", problem, "'");
-  }
+  model.loss = sequence_classification_loss(model.logits, model.labels, model.problem_type,
+                                            model.inputs.attention_mask, options.label_smoothing);
   return model;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "kiln/io/bert_config.h"
@@ -32,6 +33,10 @@ struct BertBuildOptions {
   double label_smoothing = 0.0;
 };
 
+// A [batch, seq] graph input of options.index_dtype (token ids, masks); checks the options' sizes
+// and index dtype.
+Value token_input(Graph& graph, const std::string& name, const BertBuildOptions& options);
+
 // Graph inputs of a batch, each [batch, seq] of options.index_dtype.
 struct BertInputs {
   Value input_ids;
@@ -53,13 +58,18 @@ BertOutputs bert_model(const BertConfig& config, const BertInputs& inputs, Param
                        DropoutContext& dropout, const std::string& prefix = "bert",
                        bool add_pooling_layer = true);
 
-// HF's choice of loss: config.problem_type when set, else "regression" for one label, else
-// single- or multi-label classification by the labels' dtype.
+// HF's choice of loss: problem_type when set, else "regression" for one label, else single- or
+// multi-label classification by the labels' dtype.
+std::string classification_problem_type(const std::optional<std::string>& problem_type,
+                                        int64_t num_labels, bool integer_labels);
 std::string bert_problem_type(const BertConfig& config, bool integer_labels);
 
-// The pieces of BertModel that other encoder families reuse (RoBERTa, ELECTRA).
 // "<prefix>.<name>", or `name` when the prefix is empty (a bare model's checkpoint).
 std::string prefixed(const std::string& prefix, const std::string& name);
+// [batch, seq, hidden] -> [batch, hidden]: the first token's states (x[:, 0]).
+Value first_token(Value sequence_output);
+
+// The parts of BertModel that other encoder families reuse (RoBERTa, ELECTRA).
 // BertEmbeddings under `prefix` ("<model>.embeddings"): word + token_type + position (arange)
 // embeddings of `width` features, LayerNorm and dropout.
 Value bert_embeddings(const BertConfig& config, const BertInputs& inputs, ParameterSet& params,
@@ -71,8 +81,16 @@ Value bert_encoder(const BertConfig& config, Value embeddings, Value attention_m
 // BertPooler "<prefix>.pooler.dense": tanh(dense(first token)) -> [batch, hidden].
 Value bert_pooler(const BertConfig& config, Value sequence_output, ParameterSet& params,
                   const std::string& prefix);
-// The first token's features: [batch, seq, hidden] -> [batch, hidden].
-Value first_token(Value sequence_output);
+
+// The labels input of a sequence classifier for `problem_type` (see BertClassifier::labels).
+Value sequence_classification_labels(Graph& graph, const std::string& problem_type,
+                                     int64_t num_labels, const BertBuildOptions& options);
+// transformers' ...ForSequenceClassification loss of logits [batch, num_labels] for
+// `problem_type`: MSE (one label's logits squeezed), cross entropy (label-smoothed by
+// `label_smoothing`, which the other losses refuse) or BCE with logits; MSE and BCE average over
+// the real rows, those whose `attention_mask` is not all zero (see collate.h).
+Value sequence_classification_loss(Value logits, Value labels, const std::string& problem_type,
+                                   Value attention_mask, double label_smoothing);
 
 // A BertForSequenceClassification graph. Graph inputs, in order: input_ids, token_type_ids,
 // attention_mask, labels (with_labels), dropout_seed and dropout_offset (training), then the
@@ -95,13 +113,13 @@ BertClassifier bert_for_sequence_classification(Graph& graph, const BertConfig& 
                                                 const BertBuildOptions& options);
 
 // What a family builds between a head's inputs and its output: registers the parameters (in
-// state-dict order) and returns the logits, or the sequence output for the heads of
-// bert_heads.h.
+// state-dict order) and returns the logits, or the sequence output for the encoder_for_* heads of
+// bert_heads.h. The families whose inputs are BERT's (RoBERTa, ELECTRA) build their heads so.
 using EncoderBody =
     std::function<Value(const BertInputs& inputs, ParameterSet& params, DropoutContext& dropout)>;
 
-// A ForSequenceClassification model whose logits [batch, num_labels] `body` computes: BERT's
-// inputs, labels and losses (bert_problem_type), with `config`'s model on another encoder.
+// A ForSequenceClassification model whose logits [batch, num_labels] `body` computes, with
+// BertClassifier's inputs, labels and losses.
 BertClassifier encoder_for_sequence_classification(Graph& graph, const BertConfig& config,
                                                    const BertBuildOptions& options,
                                                    const EncoderBody& body);

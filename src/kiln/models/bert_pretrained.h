@@ -1,7 +1,5 @@
 // Hugging Face checkpoint folders for BERT: loading weights into a ParameterSet by state-dict name
-// with transformers' conventions, and save_pretrained (config.json + model.safetensors). The
-// encoder_* functions do the same for the families that share BERT's conventions under another
-// prefix (RoBERTa, ELECTRA).
+// with transformers' conventions, and save_pretrained (config.json + model.safetensors).
 #pragma once
 
 #include <map>
@@ -12,28 +10,12 @@
 
 namespace kiln {
 
-// How a family's checkpoints name its tensors.
-struct CheckpointNames {
-  std::string prefix;  // the base model's attribute in the heads: "bert", "roberta", "electra"
-  // The masked-LM decoder tied to the word embeddings: its bias parameter, which only a model
-  // with that head has; the name under which checkpoints may also store the tied weight; and the
-  // decoder's second name for that bias (empty when it has one name).
-  std::string decoder_bias;
-  std::string stored_decoder_weight;
-  std::string stored_decoder_bias;
-};
-
-extern const CheckpointNames kBertCheckpointNames;
-
 // What transformers does to checkpoint names before matching them: legacy "LayerNorm.gamma/beta"
 // become ".weight/.bias"; the embeddings' position_ids/token_type_ids buffers some checkpoints
 // carry are dropped; the masked-LM decoder's weight and bias that older checkpoints store beside
-// the tied word embeddings and the decoder bias are dropped (or the bias renamed) for a model
-// with that head; the "<prefix>." is added when a bare base-model checkpoint meets a model with a
-// head, and removed in the opposite case.
-std::map<std::string, Tensor> encoder_adapt_state_dict(std::map<std::string, Tensor> tensors,
-                                                       const ParameterSet& params,
-                                                       const CheckpointNames& names);
+// the tied word embeddings and cls.predictions.bias are dropped (or the bias renamed) for a model
+// with that head; the "bert." prefix is added when a bare BertModel checkpoint meets a model
+// with a head, and removed in the opposite case.
 std::map<std::string, Tensor> bert_adapt_state_dict(std::map<std::string, Tensor> tensors,
                                                     const ParameterSet& params);
 
@@ -42,21 +24,38 @@ std::map<std::string, Tensor> bert_adapt_state_dict(std::map<std::string, Tensor
 // BertForQuestionAnswering (qa_outputs), BertForMaskedLM (cls.predictions), else BertModel.
 std::string bert_architecture(const ParameterSet& params);
 
-// Loads a .safetensors file, or <folder>/model.safetensors, into `params` (see
-// ParameterSet::load for `strict`) through encoder_adapt_state_dict; errors name the file and
-// the tensor.
-LoadReport encoder_load_weights(ParameterSet& params, const std::string& path, bool strict,
-                                const CheckpointNames& names);
-LoadReport bert_load_weights(ParameterSet& params, const std::string& path, bool strict = true);
+// The renames every family's checkpoints get (bert_adapt_state_dict's, but the masked-LM
+// decoder's), for a model whose base model's parameters are under `base_prefix` ("bert",
+// "distilbert", ...).
+std::map<std::string, Tensor> adapt_base_model_names(std::map<std::string, Tensor> tensors,
+                                                     const ParameterSet& params,
+                                                     const std::string& base_prefix);
 
-// config.json's torch_dtype for parameters of `dtype`: "float32", "bfloat16", ...
+// Older masked-LM checkpoints also store the decoder tied to the word embeddings (as
+// `stored_weight`) and its bias under a second name (`stored_bias`; empty when it has one); a
+// model with that head (the parameter `bias`) ties them instead: the tensors are dropped, the
+// second bias kept as `bias` when the checkpoint has no tensor of that name.
+void absorb_tied_decoder(std::map<std::string, Tensor>& tensors, const ParameterSet& params,
+                         const std::string& bias, const std::string& stored_weight,
+                         const std::string& stored_bias);
+
+// Every tensor of a .safetensors file, or of <folder>/model.safetensors, whose path goes to
+// `file`; a sharded folder is refused, errors name the file and the tensor.
+std::map<std::string, Tensor> read_checkpoint_tensors(const std::string& path, std::string& file);
+
+// transformers' torch_dtype of a parameter dtype: "float32", "bfloat16", "float16", "float64".
 std::string torch_dtype_name(DType dtype);
 
-// Writes <folder>/model.safetensors (metadata format "pt") and <folder>/config.json (the text
-// `config_json`), each atomically, creating the folder.
-void encoder_save_pretrained(const std::string& folder, const std::string& config_json,
-                             const ParameterSet& params);
-// An empty config.architectures is filled by bert_architecture; torch_dtype is the parameters'.
+// Creates `folder` and writes `params` as <folder>/model.safetensors (metadata format "pt"),
+// atomically.
+void save_pretrained_weights(const std::string& folder, const ParameterSet& params);
+
+// Loads a .safetensors file, or <folder>/model.safetensors, into `params` (see
+// ParameterSet::load for `strict`); errors name the file and the tensor.
+LoadReport bert_load_weights(ParameterSet& params, const std::string& path, bool strict = true);
+
+// Writes <folder>/config.json and <folder>/model.safetensors (metadata format "pt"), each
+// atomically, creating the folder. An empty config.architectures is filled by bert_architecture.
 void bert_save_pretrained(const std::string& folder, BertConfig config, const ParameterSet& params);
 
 }  // namespace kiln

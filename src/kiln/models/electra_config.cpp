@@ -1,16 +1,11 @@
-// ElectraConfig: BertConfig's parsing, checks and writing with ELECTRA's defaults and
+// ElectraConfig: BertConfig's fields, checks and writing with ELECTRA's defaults and
 // embedding_size.
 #include "kiln/models/electra_config.h"
 
-#include "kiln/io/json_util.h"
+#include "kiln/io/config_fields.h"
 #include "kiln/ir/error.h"
 
 namespace kiln {
-namespace {
-
-constexpr const char* kEmbeddingSize = "embedding_size";
-
-}  // namespace
 
 ElectraConfig::ElectraConfig() {
   model_type = "electra";
@@ -20,16 +15,11 @@ ElectraConfig::ElectraConfig() {
 }
 
 ElectraConfig electra_config_parse(std::string_view json_text, std::string_view where) {
+  ConfigFields fields(json_text, where);
   ElectraConfig config;
-  static_cast<BertConfig&>(config) = bert_config_parse_over(json_text, where, config);
-  // BertConfig leaves embedding_size among the keys it does not interpret.
-  if (auto found = config.extra.find(kEmbeddingSize); found != config.extra.end()) {
-    nlohmann::json value = nlohmann::json::parse(found->second);
-    check(value.is_number_integer(), where, "\"", kEmbeddingSize, "\" must be an integer, got ",
-          found->second);
-    config.embedding_size = value.get<int64_t>();
-    config.extra.erase(found);
-  }
+  fields.integer("embedding_size", config.embedding_size);
+  bert_config_read_fields(fields, config);
+  config_read_common(fields, config);
   electra_config_check(config, where);
   return config;
 }
@@ -41,18 +31,16 @@ ElectraConfig electra_config_read(const std::string& path) {
 void electra_config_check(const ElectraConfig& config, std::string_view where) {
   check(config.model_type == "electra", where, "\"model_type\" is \"", config.model_type,
         "\", not \"electra\"");
-  check(!config.extra.contains(kEmbeddingSize), where, "extra key \"", kEmbeddingSize,
-        "\" is an ElectraConfig field");
-  bert_config_check_fields(config, where);
-  check(config.embedding_size > 0, where, "\"", kEmbeddingSize, "\" must be positive, got ",
-        config.embedding_size);
+  bert_config_check_fields(config, {"embedding_size"}, where);
+  config_check_positive(where, "embedding_size", config.embedding_size);
 }
 
 std::string electra_config_to_json(const ElectraConfig& config) {
   electra_config_check(config, "ElectraConfig");
-  BertConfig fields = config;
-  fields.extra[kEmbeddingSize] = std::to_string(config.embedding_size);
-  return bert_config_fields_to_json(fields);
+  nlohmann::json out = nlohmann::json::object();
+  bert_config_write_fields(out, config);
+  out["embedding_size"] = config.embedding_size;
+  return out.dump(2) + "\n";
 }
 
 }  // namespace kiln

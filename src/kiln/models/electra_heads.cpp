@@ -35,7 +35,7 @@ BertMaskedLM electra_for_masked_lm(Graph& graph, const ElectraConfig& config,
                                    const BertBuildOptions& options) {
   const int64_t hidden = config.hidden_size, width = config.embedding_size;
   return encoder_for_masked_lm(
-      graph, config, options, electra_encoder_body(config),
+      graph, options, electra_encoder_body(config),
       [&](Value states, ParameterSet& params) {
         // ElectraGeneratorPredictions registers its LayerNorm before its dense layer.
         LayerNorm norm = LayerNorm::create(params, "generator_predictions.LayerNorm", width,

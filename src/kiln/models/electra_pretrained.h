@@ -3,6 +3,7 @@
 // (config.json + model.safetensors) that transformers loads.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "kiln/models/bert_pretrained.h"
@@ -10,7 +11,10 @@
 
 namespace kiln {
 
-extern const CheckpointNames kElectraCheckpointNames;
+// bert_adapt_state_dict's renames under "electra.", the tied decoder being generator_lm_head.weight
+// (and its bias generator_lm_head.bias).
+std::map<std::string, Tensor> electra_adapt_state_dict(std::map<std::string, Tensor> tensors,
+                                                       const ParameterSet& params);
 
 // The transformers class whose parameters these are: ElectraForSequenceClassification
 // (classifier.out_proj), ElectraForTokenClassification (classifier), ElectraForQuestionAnswering

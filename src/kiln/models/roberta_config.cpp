@@ -1,7 +1,7 @@
-// RobertaConfig: BertConfig's parsing, checks and writing with RoBERTa's defaults and model types.
+// RobertaConfig: BertConfig's fields, checks and writing with RoBERTa's defaults and model types.
 #include "kiln/models/roberta_config.h"
 
-#include "kiln/io/json_util.h"
+#include "kiln/io/config_fields.h"
 #include "kiln/ir/error.h"
 
 namespace kiln {
@@ -13,14 +13,13 @@ RobertaConfig::RobertaConfig(std::string_view model_type) {
 }
 
 RobertaConfig roberta_config_parse(std::string_view json_text, std::string_view where) {
+  ConfigFields fields(json_text, where);
   // The defaults depend on the model type, so it is read first.
-  nlohmann::json object = json_parse(json_text, where);
   std::string model_type = "roberta";
-  if (object.is_object() && object.contains("model_type") && object["model_type"].is_string()) {
-    model_type = object["model_type"].get<std::string>();
-  }
+  fields.string("model_type", model_type);
   RobertaConfig config(model_type);
-  static_cast<BertConfig&>(config) = bert_config_parse_over(json_text, where, config);
+  bert_config_read_fields(fields, config);
+  config_read_common(fields, config);
   roberta_config_check(config, where);
   return config;
 }
@@ -32,7 +31,7 @@ RobertaConfig roberta_config_read(const std::string& path) {
 void roberta_config_check(const RobertaConfig& config, std::string_view where) {
   check(config.model_type == "roberta" || config.model_type == "xlm-roberta", where,
         "\"model_type\" is \"", config.model_type, "\", not \"roberta\" or \"xlm-roberta\"");
-  bert_config_check_fields(config, where);
+  bert_config_check_fields(config, {}, where);
   check(config.pad_token_id.has_value(), where,
         "\"pad_token_id\" is null; RoBERTa's position ids count from it");
   check(*config.pad_token_id + 1 < config.max_position_embeddings, where, "\"pad_token_id\" ",
@@ -42,7 +41,9 @@ void roberta_config_check(const RobertaConfig& config, std::string_view where) {
 
 std::string roberta_config_to_json(const RobertaConfig& config) {
   roberta_config_check(config, "RobertaConfig");
-  return bert_config_fields_to_json(config);
+  nlohmann::json out = nlohmann::json::object();
+  bert_config_write_fields(out, config);
+  return out.dump(2) + "\n";
 }
 
 }  // namespace kiln

@@ -34,7 +34,7 @@ BertMaskedLM roberta_for_masked_lm(Graph& graph, const RobertaConfig& config,
                                    const BertBuildOptions& options) {
   const int64_t hidden = config.hidden_size;
   return encoder_for_masked_lm(
-      graph, config, options, roberta_encoder_body(config),
+      graph, options, roberta_encoder_body(config),
       [&](Value states, ParameterSet& params) {
         // HF's order: a module's own parameters (the bias) before its submodules'.
         Value bias = params.add("lm_head.bias", {config.vocab_size}, ParameterInit::zeros(),

@@ -2,10 +2,17 @@
 // save_pretrained.
 #include "kiln/models/roberta_pretrained.h"
 
+#include <filesystem>
+
+#include "kiln/io/atomic_file.h"
+
 namespace kiln {
 
-const CheckpointNames kRobertaCheckpointNames = {"roberta", "lm_head.bias",
-                                                 "lm_head.decoder.weight", "lm_head.decoder.bias"};
+std::map<std::string, Tensor> roberta_adapt_state_dict(std::map<std::string, Tensor> tensors,
+                                                       const ParameterSet& params) {
+  absorb_tied_decoder(tensors, params, "lm_head.bias", "lm_head.decoder.weight", "lm_head.decoder.bias");
+  return adapt_base_model_names(std::move(tensors), params, "roberta");
+}
 
 std::string roberta_architecture(const ParameterSet& params, const std::string& model_type) {
   const std::string family = model_type == "xlm-roberta" ? "XLMRoberta" : "Roberta";
@@ -17,7 +24,9 @@ std::string roberta_architecture(const ParameterSet& params, const std::string& 
 }
 
 LoadReport roberta_load_weights(ParameterSet& params, const std::string& path, bool strict) {
-  return encoder_load_weights(params, path, strict, kRobertaCheckpointNames);
+  std::string file;
+  std::map<std::string, Tensor> tensors = read_checkpoint_tensors(path, file);
+  return params.load(roberta_adapt_state_dict(std::move(tensors), params), file, strict);
 }
 
 void roberta_save_pretrained(const std::string& folder, RobertaConfig config,
@@ -26,7 +35,9 @@ void roberta_save_pretrained(const std::string& folder, RobertaConfig config,
     config.architectures = {roberta_architecture(params, config.model_type)};
   }
   config.torch_dtype = torch_dtype_name(params.dtype());
-  encoder_save_pretrained(folder, roberta_config_to_json(config), params);
+  std::string json = roberta_config_to_json(config);  // checked before anything is written
+  save_pretrained_weights(folder, params);
+  write_file_atomically((std::filesystem::path(folder) / "config.json").string(), json);
 }
 
 }  // namespace kiln

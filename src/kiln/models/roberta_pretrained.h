@@ -3,6 +3,7 @@
 // save_pretrained (config.json + model.safetensors) that transformers loads.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "kiln/models/bert_pretrained.h"
@@ -10,7 +11,10 @@
 
 namespace kiln {
 
-extern const CheckpointNames kRobertaCheckpointNames;
+// bert_adapt_state_dict's renames under "roberta.", the tied decoder being lm_head.decoder.weight
+// (and its bias lm_head.bias).
+std::map<std::string, Tensor> roberta_adapt_state_dict(std::map<std::string, Tensor> tensors,
+                                                       const ParameterSet& params);
 
 // The transformers class whose parameters these are, named for `model_type` ("Roberta..." or
 // "XLMRoberta..."): ForSequenceClassification (classifier.out_proj), ForTokenClassification

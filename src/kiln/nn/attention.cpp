@@ -1,6 +1,8 @@
 // Multi-head attention: heads split to [B, H, S, D], attention, heads merged.
 #include "kiln/nn/attention.h"
 
+#include <limits>
+
 #include "kiln/ir/error.h"
 #include "kiln/ir/ops.h"
 
@@ -19,7 +21,29 @@ Value merge_heads(Value x) {
   return reshape(transpose(x, {0, 2, 1, 3}), {batch, seq, heads * head_size});
 }
 
+// torch.finfo(dtype).min: what HF adds to the scores of padding keys.
+double lowest(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+      return std::numeric_limits<float>::lowest();
+    case DType::f64:
+      return std::numeric_limits<double>::lowest();
+    case DType::bf16:
+      return -3.3895313892515355e38;
+    case DType::f16:
+      return -65504.0;
+    default:
+      fail("attention", "no floating minimum for ", dtype_name(dtype));
+  }
+}
+
 }  // namespace
+
+Value extended_attention_mask(Value attention_mask, DType dtype) {
+  Value keep = cast(attention_mask, dtype);
+  Value additive = (1.0 - keep) * lowest(dtype);
+  return reshape(additive, {keep.dim(0), 1, 1, keep.dim(1)});
+}
 
 Value multi_head_attention(Value q, Value k, Value v, Value mask, int64_t heads, double scale,
                            double dropout_rate, DropoutContext& dropout) {
