@@ -1,6 +1,6 @@
 // Golden tests against transformers for BertForQuestionAnswering, BertForMaskedLM and
-// BertForTokenClassification (fixtures by tests/fixtures_gen/make_bert_head_fixtures.py): logits, loss and every parameter gradient on
-// the reference backend, with the tolerance of bert_model_test (1e-5 of each tensor's scale; a
+// BertForTokenClassification (fixtures by tests/fixtures_gen/make_bert_head_fixtures.py):
+// logits, loss and every parameter gradient on the reference backend, with the tolerance of bert_model_test (1e-5 of each tensor's scale; a
 // bias is measured against its module's weight gradient too, since some biases have an exact
 // gradient of zero: the key biases, and in the QA head qa_outputs.bias and the last LayerNorm's
 // bias, which shift every position's logit alike). One documented difference: torch zeroes the

@@ -37,6 +37,7 @@ from transformers import (ElectraConfig, ElectraForMaskedLM, ElectraForPreTraini
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from make_bert_fixtures import BATCH, LENGTHS, ROOT, SEQ  # noqa: E402
+from make_distilbert_fixtures import f32_error  # noqa: E402
 
 QA = (RobertaForQuestionAnswering, ElectraForQuestionAnswering)
 TOKEN = (RobertaForTokenClassification, ElectraForTokenClassification)
@@ -192,25 +193,6 @@ def make_fixture(family, name, model_class, config_class, spec, seed):
     print(f"{family}/{name} (torch {torch.__version__}, transformers {transformers.__version__}): "
           f"loss {out.loss.item():.6f}; {sizes}; "
           f"torch's own f32 error (vs f64): {f32_error(model, batch, expected):.2g}")
-
-
-def f32_error(model, batch, expected):
-    """Largest |f32 - f64| / max|f32| over outputs and gradients: the noise floor of a fixture."""
-    model = model.double()
-    model.zero_grad(set_to_none=True)
-    batch = {key: value.double() if value.is_floating_point() else value
-             for key, value in batch.items()}
-    out = model(**batch)
-    out.loss.backward()
-    pairs = list(outputs_of(out).items())
-    pairs += [("grad." + n, p.grad) for n, p in model.named_parameters()]
-    worst = 0.0
-    for key, value in pairs:
-        if value.abs().max() < 1e-12:
-            continue  # zero in exact arithmetic (key biases, ...): f32 keeps only rounding noise
-        reference = expected[key].double()
-        worst = max(worst, ((value - reference).abs().max() / reference.abs().max()).item())
-    return worst
 
 
 def main():

@@ -11,8 +11,8 @@
 
 namespace kiln {
 
-// bert_adapt_state_dict's renames under "electra.", the tied decoder being generator_lm_head.weight
-// (and its bias generator_lm_head.bias).
+// bert_adapt_state_dict's renames under "electra.": legacy names, dropped buffers, the prefix
+// added or removed, and generator_lm_head.weight (tied to the word embeddings) dropped.
 std::map<std::string, Tensor> electra_adapt_state_dict(std::map<std::string, Tensor> tensors,
                                                        const ParameterSet& params);
 

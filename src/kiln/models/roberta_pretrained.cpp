@@ -10,7 +10,8 @@ namespace kiln {
 
 std::map<std::string, Tensor> roberta_adapt_state_dict(std::map<std::string, Tensor> tensors,
                                                        const ParameterSet& params) {
-  absorb_tied_decoder(tensors, params, "lm_head.bias", "lm_head.decoder.weight", "lm_head.decoder.bias");
+  absorb_tied_decoder(tensors, params, "lm_head.bias", "lm_head.decoder.weight",
+                      "lm_head.decoder.bias");
   return adapt_base_model_names(std::move(tensors), params, "roberta");
 }
 

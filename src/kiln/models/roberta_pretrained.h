@@ -11,8 +11,9 @@
 
 namespace kiln {
 
-// bert_adapt_state_dict's renames under "roberta.", the tied decoder being lm_head.decoder.weight
-// (and its bias lm_head.bias).
+// bert_adapt_state_dict's renames under "roberta.": legacy names, dropped buffers, the prefix
+// added or removed, and the lm_head decoder tied to the word embeddings (lm_head.decoder.weight
+// dropped, lm_head.decoder.bias kept as lm_head.bias when that is missing).
 std::map<std::string, Tensor> roberta_adapt_state_dict(std::map<std::string, Tensor> tensors,
                                                        const ParameterSet& params);
 
