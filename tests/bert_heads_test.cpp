@@ -21,28 +21,13 @@ namespace {
 
 using testing::BertFixture;
 
-// Loads the fixture's weights into `params` (in HF's order) and compares with transformers.
-void expect_matches_transformers(const BertFixture& fixture, ParameterSet& params, Value loss,
-                                 std::vector<Value> outputs, std::vector<std::string> names,
-                                 bool pad_row_apart = false,
-                                 const std::map<std::string, Tensor>& extra_feeds = {}) {
-  EXPECT_EQ(params.names(), fixture.parameter_order);
-  bert_load_weights(params, fixture.dir);
-  std::map<std::string, Tensor> feeds = fixture.feeds();
-  feeds.insert(extra_feeds.begin(), extra_feeds.end());
-  testing::expect_outputs_and_gradients_match(
-      fixture.expected, params, loss, std::move(outputs), std::move(names), feeds,
-      pad_row_apart ? "bert.embeddings.word_embeddings.weight" : "",
-      fixture.config.pad_token_id.value_or(0));
-}
-
 TEST(BertHeads, QuestionAnsweringMatchesTransformers) {
   BertFixture fixture = testing::load_bert_fixture("qa");
   Graph graph;
   BertQuestionAnswering model = bert_for_question_answering(graph, fixture.config, fixture.options);
-  expect_matches_transformers(fixture, model.params, model.loss,
-                              {model.start_logits, model.end_logits},
-                              {"start_logits", "end_logits"}, /*pad_row_apart=*/true);
+  testing::expect_matches_transformers(
+      fixture, model.params, bert_load_weights, model.loss, {model.start_logits, model.end_logits},
+      {"start_logits", "end_logits"}, "bert.embeddings.word_embeddings.weight");
 }
 
 TEST(BertHeads, MaskedLmMatchesTransformers) {
@@ -50,7 +35,8 @@ TEST(BertHeads, MaskedLmMatchesTransformers) {
   Graph graph;
   BertMaskedLM model = bert_for_masked_lm(graph, fixture.config, fixture.options);
   EXPECT_FALSE(model.params.contains("cls.predictions.decoder.weight"));
-  expect_matches_transformers(fixture, model.params, model.loss, {model.logits}, {"logits"});
+  testing::expect_matches_transformers(fixture, model.params, bert_load_weights, model.loss,
+                                       {model.logits}, {"logits"});
 }
 
 TEST(BertHeads, TokenClassificationMatchesTransformers) {
@@ -60,7 +46,8 @@ TEST(BertHeads, TokenClassificationMatchesTransformers) {
       bert_for_token_classification(graph, fixture.config, fixture.options);
   EXPECT_EQ(model.logits.shape(), (Shape{fixture.options.batch_size, fixture.options.seq_len, 5}));
   EXPECT_EQ(bert_architecture(model.params), "BertForTokenClassification");
-  expect_matches_transformers(fixture, model.params, model.loss, {model.logits}, {"logits"});
+  testing::expect_matches_transformers(fixture, model.params, bert_load_weights, model.loss,
+                                       {model.logits}, {"logits"});
 }
 
 // The head that computes logits only at the labelled positions (what the Trainer runs): the
@@ -78,9 +65,9 @@ TEST(BertHeads, MaskedLmPredictingOnlyLabelledPositionsMatchesTransformers) {
   BertMaskedLM model = bert_for_masked_lm(graph, fixture.config, fixture.options);
   EXPECT_EQ(model.logits.shape(),
             (Shape{labelled + 3, fixture.config.vocab_size}));
-  expect_matches_transformers(fixture, model.params, model.loss, {}, {}, false,
-                              {{"masked_positions", predictions.positions},
-                               {"masked_labels", predictions.labels}});
+  testing::expect_matches_transformers(
+      fixture, model.params, bert_load_weights, model.loss, {}, {}, "",
+      {{"masked_positions", predictions.positions}, {"masked_labels", predictions.labels}});
 }
 
 TEST(BertHeads, AMaskedLmCheckpointLoadsIntoTheOtherHeads) {

@@ -101,21 +101,26 @@ class RecordingBackend : public Backend {
 };
 
 // One update of BERT tiny (dropout on, a padded row) through TrainStep, with the update program
-// (forward, backward, clipping, AdamW) and its arguments recorded.
+// (forward, backward, clipping, the optimizer: AdamW unless told) and its arguments recorded.
 struct BertTinyUpdate {
+  static constexpr double kLearningRate = 1e-3;
   Graph graph;
   RecordingBackend backend;
   Runtime runtime{backend};
   std::unique_ptr<TrainStep> step;
+  size_t parameter_count = 0;
 
-  BertTinyUpdate(int64_t batch, int64_t seq, const CompileOptions& options = {}) {
+  BertTinyUpdate(int64_t batch, int64_t seq, const CompileOptions& options = {},
+                 OptimizerConfig optimizer = {}) {
     BertConfig config = bert_config_preset("tiny");
     BertBuildOptions build{.batch_size = batch, .seq_len = seq, .training = true};
     BertClassifier model = bert_for_sequence_classification(graph, config, build);
     model.params.initialize(3);
+    parameter_count = model.params.values().size();
     TrainStepConfig step_config;
     step_config.max_grad_norm = 1.0;
-    step_config.optimizer.weight_decay = 0.01;
+    optimizer.weight_decay = 0.01;
+    step_config.optimizer = optimizer;
     step_config.compile = options;
     step = std::make_unique<TrainStep>(graph, model.loss, model.params.values(),
                                        model.params.decay_flags(), step_config, runtime);
@@ -129,8 +134,8 @@ struct BertTinyUpdate {
         {"labels", random_integers(rng, DType::i64, {batch}, 0, config.num_labels())},
         {"dropout_seed", Tensor::scalar(DType::i64, 1234)},
         {"dropout_offset", dropout_row_keys(9, batch, 0, batch)}};
-    TrainState state(runtime, model.params.state_dict());
-    step->update(state, {feeds}, 1e-3).result();
+    TrainState state(runtime, model.params.state_dict(), 1, optimizer);
+    step->update(state, {feeds}, kLearningRate).result();
   }
 
   const RecordedProgram& program() const { return backend.last(); }

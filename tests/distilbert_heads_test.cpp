@@ -8,6 +8,7 @@
 // DistilBertModel, another head's, a stored tied projector).
 #include <gtest/gtest.h>
 
+#include "distilbert_test_util.h"
 #include "golden_test_util.h"
 #include "kiln/io/mlm_collate.h"
 #include "kiln/io/safetensors.h"
@@ -18,27 +19,12 @@
 namespace kiln {
 namespace {
 
-using DistilBertFixture = testing::ModelFixture<DistilBertConfig>;
+using testing::DistilBertFixture;
 
 DistilBertFixture load_fixture(const std::string& name) {
-  return testing::load_model_fixture(
-      std::string(KILN_SOURCE_DIR) + "/tests/data/distilbert/" + name, distilbert_config_read);
+  return testing::load_distilbert_fixture(name);
 }
 
-// Loads the fixture's weights into `params` (in HF's order) and compares with transformers.
-void expect_matches_transformers(const DistilBertFixture& fixture, ParameterSet& params,
-                                 Value loss, std::vector<Value> outputs,
-                                 std::vector<std::string> names, bool pad_row_apart = false,
-                                 const std::map<std::string, Tensor>& extra_feeds = {}) {
-  EXPECT_EQ(params.names(), fixture.parameter_order);
-  distilbert_load_weights(params, fixture.dir);
-  std::map<std::string, Tensor> feeds = fixture.feeds();
-  feeds.insert(extra_feeds.begin(), extra_feeds.end());
-  testing::expect_outputs_and_gradients_match(
-      fixture.expected, params, loss, std::move(outputs), std::move(names), feeds,
-      pad_row_apart ? "distilbert.embeddings.word_embeddings.weight" : "",
-      fixture.config.pad_token_id.value_or(0));
-}
 
 std::map<std::string, Tensor> checkpoint_tensors(const DistilBertFixture& fixture) {
   SafetensorsFile file(fixture.dir + "/model.safetensors");
@@ -57,7 +43,8 @@ TEST(DistilBertHeads, SequenceClassificationMatchesTransformers) {
     EXPECT_EQ(model.problem_type, std::string(name) == "classifier"
                                       ? "single_label_classification"
                                       : "multi_label_classification");
-    expect_matches_transformers(fixture, model.params, model.loss, {model.logits}, {"logits"});
+    testing::expect_matches_transformers(fixture, model.params, distilbert_load_weights, model.loss,
+                                         {model.logits}, {"logits"});
   }
 }
 
@@ -66,9 +53,10 @@ TEST(DistilBertHeads, QuestionAnsweringMatchesTransformers) {
   Graph graph;
   DistilBertQuestionAnswering model =
       distilbert_for_question_answering(graph, fixture.config, fixture.options);
-  expect_matches_transformers(fixture, model.params, model.loss,
-                              {model.start_logits, model.end_logits},
-                              {"start_logits", "end_logits"}, /*pad_row_apart=*/true);
+  testing::expect_matches_transformers(fixture, model.params, distilbert_load_weights, model.loss,
+                                       {model.start_logits, model.end_logits},
+                                       {"start_logits", "end_logits"},
+                                       "distilbert.embeddings.word_embeddings.weight");
 }
 
 TEST(DistilBertHeads, TokenClassificationMatchesTransformers) {
@@ -78,7 +66,8 @@ TEST(DistilBertHeads, TokenClassificationMatchesTransformers) {
       distilbert_for_token_classification(graph, fixture.config, fixture.options);
   EXPECT_EQ(model.logits.shape(), (Shape{fixture.options.batch_size, fixture.options.seq_len,
                                          fixture.config.num_labels()}));
-  expect_matches_transformers(fixture, model.params, model.loss, {model.logits}, {"logits"});
+  testing::expect_matches_transformers(fixture, model.params, distilbert_load_weights, model.loss,
+                                       {model.logits}, {"logits"});
 }
 
 TEST(DistilBertHeads, MaskedLmMatchesTransformers) {
@@ -86,7 +75,8 @@ TEST(DistilBertHeads, MaskedLmMatchesTransformers) {
   Graph graph;
   DistilBertMaskedLM model = distilbert_for_masked_lm(graph, fixture.config, fixture.options);
   EXPECT_FALSE(model.params.contains("vocab_projector.weight"));
-  expect_matches_transformers(fixture, model.params, model.loss, {model.logits}, {"logits"});
+  testing::expect_matches_transformers(fixture, model.params, distilbert_load_weights, model.loss,
+                                       {model.logits}, {"logits"});
 }
 
 // The head that computes logits only at the labelled positions (what the Trainer runs): the
@@ -103,9 +93,9 @@ TEST(DistilBertHeads, MaskedLmPredictingOnlyLabelledPositionsMatchesTransformers
   Graph graph;
   DistilBertMaskedLM model = distilbert_for_masked_lm(graph, fixture.config, fixture.options);
   EXPECT_EQ(model.logits.shape(), (Shape{labelled + 2, fixture.config.vocab_size}));
-  expect_matches_transformers(fixture, model.params, model.loss, {}, {}, false,
-                              {{"masked_positions", predictions.positions},
-                               {"masked_labels", predictions.labels}});
+  testing::expect_matches_transformers(
+      fixture, model.params, distilbert_load_weights, model.loss, {}, {}, "",
+      {{"masked_positions", predictions.positions}, {"masked_labels", predictions.labels}});
 }
 
 TEST(DistilBertHeads, UntiedProjectorHasItsOwnWeight) {

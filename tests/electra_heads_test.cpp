@@ -7,12 +7,13 @@
 // testing::expect_matches_transformers; in the QA head, whose loss sees the logits of padding
 // positions, the word embeddings' padding row is compared apart). Also: the config's
 // embedding_size and defaults, checkpoints loading across heads, and the architecture names.
+#include "kiln/models/electra_heads.h"
+
 #include <gtest/gtest.h>
 
 #include "golden_test_util.h"
 #include "kiln/io/mlm_collate.h"
 #include "kiln/models/electra.h"
-#include "kiln/models/electra_heads.h"
 #include "kiln/models/electra_pretrained.h"
 #include "support/testing.h"
 
@@ -33,8 +34,8 @@ TEST(ElectraHeads, SequenceClassificationMatchesTransformers) {
       electra_for_sequence_classification(graph, fixture.config, fixture.options);
   EXPECT_TRUE(model.params.contains("electra.embeddings_project.weight"));
   EXPECT_EQ(electra_architecture(model.params), "ElectraForSequenceClassification");
-  testing::expect_head_matches_transformers(fixture, model.params, model.loss, {model.logits},
-                                       {"logits"}, electra_load_weights);
+  testing::expect_matches_transformers(fixture, model.params, electra_load_weights, model.loss,
+                                       {model.logits}, {"logits"});
 }
 
 TEST(ElectraHeads, QuestionAnsweringMatchesTransformers) {
@@ -44,10 +45,10 @@ TEST(ElectraHeads, QuestionAnsweringMatchesTransformers) {
       electra_for_question_answering(graph, fixture.config, fixture.options);
   EXPECT_FALSE(model.params.contains("electra.embeddings_project.weight"));
   EXPECT_EQ(electra_architecture(model.params), "ElectraForQuestionAnswering");
-  testing::expect_head_matches_transformers(fixture, model.params, model.loss,
-                                       {model.start_logits, model.end_logits},
-                                       {"start_logits", "end_logits"}, electra_load_weights,
-                                       {"electra.embeddings.word_embeddings.weight"});
+  testing::expect_head_matches_transformers(fixture, model.params, electra_load_weights, model.loss,
+                                            {model.start_logits, model.end_logits},
+                                            {"start_logits", "end_logits"},
+                                            {"electra.embeddings.word_embeddings.weight"});
 }
 
 TEST(ElectraHeads, TokenClassificationMatchesTransformers) {
@@ -56,8 +57,8 @@ TEST(ElectraHeads, TokenClassificationMatchesTransformers) {
   BertTokenClassification model =
       electra_for_token_classification(graph, fixture.config, fixture.options);
   EXPECT_EQ(electra_architecture(model.params), "ElectraForTokenClassification");
-  testing::expect_head_matches_transformers(fixture, model.params, model.loss, {model.logits},
-                                       {"logits"}, electra_load_weights);
+  testing::expect_matches_transformers(fixture, model.params, electra_load_weights, model.loss,
+                                       {model.logits}, {"logits"});
 }
 
 TEST(ElectraHeads, GeneratorMaskedLmMatchesTransformers) {
@@ -66,8 +67,8 @@ TEST(ElectraHeads, GeneratorMaskedLmMatchesTransformers) {
   BertMaskedLM model = electra_for_masked_lm(graph, fixture.config, fixture.options);
   EXPECT_FALSE(model.params.contains("generator_lm_head.weight"));
   EXPECT_EQ(electra_architecture(model.params), "ElectraForMaskedLM");
-  testing::expect_head_matches_transformers(fixture, model.params, model.loss, {model.logits},
-                                       {"logits"}, electra_load_weights);
+  testing::expect_matches_transformers(fixture, model.params, electra_load_weights, model.loss,
+                                       {model.logits}, {"logits"});
 }
 
 // What the Trainer runs: logits only at the labelled positions, the same loss and gradients.
@@ -77,10 +78,9 @@ TEST(ElectraHeads, GeneratorPredictingOnlyLabelledPositionsMatchesTransformers) 
   MlmPredictions predictions = compact_mlm_labels(fixture.expected.at("labels"), 9, "fixture");
   Graph graph;
   BertMaskedLM model = electra_for_masked_lm(graph, fixture.config, fixture.options);
-  testing::expect_head_matches_transformers(fixture, model.params, model.loss, {}, {},
-                                       electra_load_weights, {},
-                                       {{"masked_positions", predictions.positions},
-                                        {"masked_labels", predictions.labels}});
+  testing::expect_matches_transformers(
+      fixture, model.params, electra_load_weights, model.loss, {}, {}, "",
+      {{"masked_positions", predictions.positions}, {"masked_labels", predictions.labels}});
 }
 
 TEST(ElectraHeads, DiscriminatorMatchesTransformers) {
@@ -89,8 +89,8 @@ TEST(ElectraHeads, DiscriminatorMatchesTransformers) {
   ElectraPreTraining model = electra_for_pre_training(graph, fixture.config, fixture.options);
   EXPECT_EQ(model.logits.shape(), (Shape{fixture.options.batch_size, fixture.options.seq_len}));
   EXPECT_EQ(electra_architecture(model.params), "ElectraForPreTraining");
-  testing::expect_head_matches_transformers(fixture, model.params, model.loss, {model.logits},
-                                       {"logits"}, electra_load_weights);
+  testing::expect_matches_transformers(fixture, model.params, electra_load_weights, model.loss,
+                                       {model.logits}, {"logits"});
 }
 
 // A discriminator checkpoint is what ELECTRA fine-tuning starts from: its encoder loads into
@@ -122,8 +122,7 @@ TEST(ElectraHeads, CheckpointsLoadAcrossHeads) {
   std::map<std::string, Tensor> tensors;
   for (const std::string& name : file.names()) tensors.emplace(name, file.to_tensor(name));
   tensors["generator_lm_head.weight"] = tensors.at("electra.embeddings.word_embeddings.weight");
-  report = mlm.params.load(electra_adapt_state_dict(tensors, mlm.params),
-                           "stored tied weight");
+  report = mlm.params.load(electra_adapt_state_dict(tensors, mlm.params), "stored tied weight");
   EXPECT_TRUE(report.unexpected.empty());
 }
 
@@ -147,8 +146,9 @@ TEST(ElectraConfig, EmbeddingSizeAndDefaults) {
               electra_config_parse(R"({"model_type": "electra", "embedding_size": 0})", "c.json");
             }).find("\"embedding_size\" must be positive"),
             std::string::npos);
-  EXPECT_NE(testing::error_of([] { electra_config_parse(R"({"model_type": "bert"})", "c.json"); })
-                .find("not \"electra\""),
+  EXPECT_NE(testing::error_of([] {
+              electra_config_parse(R"({"model_type": "bert"})", "c.json");
+            }).find("not \"electra\""),
             std::string::npos);
 }
 

@@ -35,7 +35,8 @@ inline double golden_tolerance(const std::map<std::string, Tensor>& expected,
   double scale = max_abs(expected.at(name));
   if (name.ends_with(".bias")) {
     std::string weight = name.substr(0, name.size() - 5) + ".weight";
-    for (auto [key, query] : {std::pair{"self.key.", "self.query."}, std::pair{"k_lin.", "q_lin."}}) {
+    for (auto [key, query] :
+         {std::pair{"self.key.", "self.query."}, std::pair{"k_lin.", "q_lin."}}) {
       if (size_t at = weight.find(key); at != std::string::npos) {
         weight.replace(at, std::string_view(key).size(), query);
       }
@@ -86,37 +87,38 @@ inline void expect_outputs_and_gradients_match(
   }
 }
 
-// On the reference backend, with at most one embedding's padding row apart.
-inline void expect_outputs_and_gradients_match(
-    const std::map<std::string, Tensor>& expected, ParameterSet& params, Value loss,
-    std::vector<Value> outputs, std::vector<std::string> names,
-    const std::map<std::string, Tensor>& feeds, const std::string& pad_row_param = "",
-    int64_t pad_id = 0) {
-  std::vector<std::string> pad_row_params;
-  if (!pad_row_param.empty()) pad_row_params.push_back(pad_row_param);
-  expect_outputs_and_gradients_match(expected, params, loss, std::move(outputs), std::move(names),
-                                     feeds, pad_row_params, pad_id, evaluate_reference);
-}
-
-// Loads the weights of the fixture's transformers checkpoint with `load` (bert_load_weights and
-// its family twins) into `params`, whose names and order must be HF's, and compares the head's
-// outputs and gradients on the fixture's batch (with `extra_feeds`) as above: for the families
-// whose heads take BERT's inputs.
+// Loads the fixture's weights into `params` with `load_weights` (a family's *_load_weights),
+// checks HF's parameter names and order, and compares with transformers as above, evaluated by
+// `evaluate`; the padding rows of the embeddings in `pad_row_params` apart.
 template <typename Config>
 void expect_head_matches_transformers(
-    const ModelFixture<Config>& fixture, ParameterSet& params, Value loss,
+    const ModelFixture<Config>& fixture, ParameterSet& params,
+    LoadReport (*load_weights)(ParameterSet&, const std::string&, bool), Value loss,
     std::vector<Value> outputs, std::vector<std::string> names,
-    LoadReport (*load)(ParameterSet& params, const std::string& path, bool strict),
-    const std::vector<std::string>& pad_row_params = {},
+    const std::vector<std::string>& pad_row_params,
     const std::map<std::string, Tensor>& extra_feeds = {},
     const Evaluate& evaluate = evaluate_reference) {
   EXPECT_EQ(params.names(), fixture.parameter_order);
-  load(params, fixture.dir, /*strict=*/true);
+  load_weights(params, fixture.dir, /*strict=*/true);
   std::map<std::string, Tensor> feeds = fixture.feeds();
   feeds.insert(extra_feeds.begin(), extra_feeds.end());
   expect_outputs_and_gradients_match(fixture.expected, params, loss, std::move(outputs),
                                      std::move(names), feeds, pad_row_params,
                                      fixture.config.pad_token_id.value_or(0), evaluate);
+}
+
+// The same on the reference backend, the padding row of `pad_row_param` (an embedding) apart,
+// when given.
+template <typename Config>
+void expect_matches_transformers(
+    const ModelFixture<Config>& fixture, ParameterSet& params,
+    LoadReport (*load_weights)(ParameterSet&, const std::string&, bool), Value loss,
+    std::vector<Value> outputs, std::vector<std::string> names,
+    const std::string& pad_row_param = "", const std::map<std::string, Tensor>& extra_feeds = {}) {
+  std::vector<std::string> pad_row_params;
+  if (!pad_row_param.empty()) pad_row_params.push_back(pad_row_param);
+  expect_head_matches_transformers(fixture, params, load_weights, loss, std::move(outputs),
+                                   std::move(names), pad_row_params, extra_feeds);
 }
 
 }  // namespace kiln::testing

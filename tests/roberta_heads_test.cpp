@@ -8,6 +8,8 @@
 // position ids start at pad_token_id + 1 and stop at padding, so a model with BERT's arange
 // positions fails these. Also: the config's RoBERTa defaults and checks, checkpoints loading across
 // heads and from a bare RobertaModel, and the architecture names Kiln saves.
+#include "kiln/models/roberta_heads.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,7 +19,6 @@
 #include "kiln/backends/pjrt/pjrt_backend.h"
 #include "kiln/io/mlm_collate.h"
 #include "kiln/models/roberta.h"
-#include "kiln/models/roberta_heads.h"
 #include "kiln/models/roberta_pretrained.h"
 #include "pjrt_test_util.h"
 #include "support/testing.h"
@@ -38,8 +39,8 @@ TEST(RobertaHeads, SequenceClassificationMatchesTransformers) {
   BertClassifier model =
       roberta_for_sequence_classification(graph, fixture.config, fixture.options);
   EXPECT_EQ(model.problem_type, "single_label_classification");
-  testing::expect_head_matches_transformers(fixture, model.params, model.loss, {model.logits},
-                                       {"logits"}, roberta_load_weights);
+  testing::expect_matches_transformers(fixture, model.params, roberta_load_weights, model.loss,
+                                       {model.logits}, {"logits"});
 }
 
 TEST(RobertaHeads, XlmRobertaMultiLabelClassificationMatchesTransformers) {
@@ -56,8 +57,8 @@ TEST(RobertaHeads, XlmRobertaMultiLabelClassificationMatchesTransformers) {
   EXPECT_EQ(model.problem_type, "multi_label_classification");
   EXPECT_EQ(roberta_architecture(model.params, fixture.config.model_type),
             "XLMRobertaForSequenceClassification");
-  testing::expect_head_matches_transformers(fixture, model.params, model.loss, {model.logits},
-                                       {"logits"}, roberta_load_weights);
+  testing::expect_matches_transformers(fixture, model.params, roberta_load_weights, model.loss,
+                                       {model.logits}, {"logits"});
 }
 
 TEST(RobertaHeads, QuestionAnsweringMatchesTransformers) {
@@ -65,11 +66,11 @@ TEST(RobertaHeads, QuestionAnsweringMatchesTransformers) {
   Graph graph;
   BertQuestionAnswering model =
       roberta_for_question_answering(graph, fixture.config, fixture.options);
-  testing::expect_head_matches_transformers(fixture, model.params, model.loss,
-                                       {model.start_logits, model.end_logits},
-                                       {"start_logits", "end_logits"}, roberta_load_weights,
-                                       {"roberta.embeddings.word_embeddings.weight",
-                                        "roberta.embeddings.position_embeddings.weight"});
+  testing::expect_head_matches_transformers(fixture, model.params, roberta_load_weights, model.loss,
+                                            {model.start_logits, model.end_logits},
+                                            {"start_logits", "end_logits"},
+                                            {"roberta.embeddings.word_embeddings.weight",
+                                             "roberta.embeddings.position_embeddings.weight"});
 }
 
 TEST(RobertaHeads, TokenClassificationMatchesTransformers) {
@@ -77,8 +78,8 @@ TEST(RobertaHeads, TokenClassificationMatchesTransformers) {
   Graph graph;
   BertTokenClassification model =
       roberta_for_token_classification(graph, fixture.config, fixture.options);
-  testing::expect_head_matches_transformers(fixture, model.params, model.loss, {model.logits},
-                                       {"logits"}, roberta_load_weights);
+  testing::expect_matches_transformers(fixture, model.params, roberta_load_weights, model.loss,
+                                       {model.logits}, {"logits"});
 }
 
 TEST(RobertaHeads, MaskedLmMatchesTransformers) {
@@ -86,8 +87,8 @@ TEST(RobertaHeads, MaskedLmMatchesTransformers) {
   Graph graph;
   BertMaskedLM model = roberta_for_masked_lm(graph, fixture.config, fixture.options);
   EXPECT_FALSE(model.params.contains("lm_head.decoder.weight"));
-  testing::expect_head_matches_transformers(fixture, model.params, model.loss, {model.logits},
-                                       {"logits"}, roberta_load_weights);
+  testing::expect_matches_transformers(fixture, model.params, roberta_load_weights, model.loss,
+                                       {model.logits}, {"logits"});
 }
 
 // What the Trainer runs: logits only at the labelled positions, the same loss and gradients.
@@ -97,10 +98,9 @@ TEST(RobertaHeads, MaskedLmPredictingOnlyLabelledPositionsMatchesTransformers) {
   MlmPredictions predictions = compact_mlm_labels(fixture.expected.at("labels"), 9, "fixture");
   Graph graph;
   BertMaskedLM model = roberta_for_masked_lm(graph, fixture.config, fixture.options);
-  testing::expect_head_matches_transformers(fixture, model.params, model.loss, {}, {},
-                                       roberta_load_weights, {},
-                                       {{"masked_positions", predictions.positions},
-                                        {"masked_labels", predictions.labels}});
+  testing::expect_matches_transformers(
+      fixture, model.params, roberta_load_weights, model.loss, {}, {}, "",
+      {{"masked_positions", predictions.positions}, {"masked_labels", predictions.labels}});
 }
 
 // The backends that train: RoBERTa's position ids (an integer count over a triangle) compile for
@@ -119,8 +119,9 @@ TEST(RobertaHeads, CpuAndXlaBackendsMatchTransformers) {
     BertClassifier model =
         roberta_for_sequence_classification(graph, fixture.config, fixture.options);
     std::unique_ptr<Backend> cpu = make_cpu_backend();
-    testing::expect_head_matches_transformers(fixture, model.params, model.loss, {model.logits},
-                                         {"logits"}, roberta_load_weights, {}, {}, on(*cpu));
+    testing::expect_head_matches_transformers(fixture, model.params, roberta_load_weights,
+                                              model.loss, {model.logits}, {"logits"}, {}, {},
+                                              on(*cpu));
   }
   std::string plugin = testing::cpu_plugin_path();
   KILN_SKIP_WITHOUT_CPU_PLUGIN(plugin);
@@ -129,8 +130,8 @@ TEST(RobertaHeads, CpuAndXlaBackendsMatchTransformers) {
   BertClassifier model =
       roberta_for_sequence_classification(graph, fixture.config, fixture.options);
   std::unique_ptr<Backend> xla = make_pjrt_backend(plugin);
-  testing::expect_head_matches_transformers(fixture, model.params, model.loss, {model.logits},
-                                       {"logits"}, roberta_load_weights, {}, {}, on(*xla));
+  testing::expect_head_matches_transformers(fixture, model.params, roberta_load_weights, model.loss,
+                                            {model.logits}, {"logits"}, {}, {}, on(*xla));
 }
 
 TEST(RobertaHeads, BareModelAndMaskedLmCheckpointsLoadIntoTheHeads) {
@@ -152,8 +153,7 @@ TEST(RobertaHeads, BareModelAndMaskedLmCheckpointsLoadIntoTheHeads) {
   }
   tensors.emplace("embeddings.position_ids",
                   Tensor::from_doubles(DType::i64, {1, 3}, {0.0, 1.0, 2.0}));
-  LoadReport report = bare.load(roberta_adapt_state_dict(tensors, bare),
-                                "bare", /*strict=*/false);
+  LoadReport report = bare.load(roberta_adapt_state_dict(tensors, bare), "bare", /*strict=*/false);
   EXPECT_EQ(report.missing, (std::vector<std::string>{"pooler.dense.bias", "pooler.dense.weight"}));
   EXPECT_TRUE(report.unexpected.empty());
   BertTokenClassification token =
@@ -172,8 +172,7 @@ TEST(RobertaHeads, BareModelAndMaskedLmCheckpointsLoadIntoTheHeads) {
   tensors["lm_head.decoder.weight"] = tensors.at("roberta.embeddings.word_embeddings.weight");
   Graph legacy_graph;
   BertMaskedLM legacy = roberta_for_masked_lm(legacy_graph, fixture.config, fixture.options);
-  report = legacy.params.load(
-      roberta_adapt_state_dict(tensors, legacy.params), "legacy");
+  report = legacy.params.load(roberta_adapt_state_dict(tensors, legacy.params), "legacy");
   EXPECT_TRUE(report.missing.empty());
   EXPECT_EQ(roberta_architecture(legacy.params, "roberta"), "RobertaForMaskedLM");
 }
@@ -192,8 +191,9 @@ TEST(RobertaConfig, DefaultsFollowTheModelType) {
 }
 
 TEST(RobertaConfig, RefusesWhatItCannotBuild) {
-  EXPECT_NE(testing::error_of([] { roberta_config_parse(R"({"model_type": "bert"})", "c.json"); })
-                .find("[c.json] \"model_type\" is \"bert\", not \"roberta\" or \"xlm-roberta\""),
+  EXPECT_NE(testing::error_of([] {
+              roberta_config_parse(R"({"model_type": "bert"})", "c.json");
+            }).find("[c.json] \"model_type\" is \"bert\", not \"roberta\" or \"xlm-roberta\""),
             std::string::npos);
   EXPECT_NE(testing::error_of([] {
               roberta_config_parse(R"({"model_type": "roberta", "pad_token_id": null})", "c.json");

@@ -2,6 +2,10 @@
 // input, compiler switches or donations), the compile log lines, and the counters.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
 #include "kiln/backends/cpu/cpu_backend.h"
 #include "kiln/backends/reference/reference_backend.h"
 #include "kiln/ir/ops.h"
@@ -166,6 +170,64 @@ TEST(Runtime, FormatsCountersOnOneLine) {
             "host_to_device=3.00GiB device_to_host=8.00KiB arena_bytes=1.50KiB kernels=1234");
   EXPECT_EQ(format_bytes(512), "512B");
   EXPECT_EQ(format_bytes(5 << 20), "5.00MiB");
+}
+
+// Heartbeat lines counted as they arrive on the heartbeat's thread.
+class HeartbeatCounter {
+ public:
+  void beat() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++beats_;
+    arrived_.notify_all();
+  }
+  // Waits for `beats` lines, or a minute at most, so that a missing heartbeat fails the test
+  // instead of hanging it.
+  void wait_for(int beats) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    arrived_.wait_for(lock, std::chrono::minutes(1), [&] { return beats_ >= beats; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable arrived_;
+  int beats_ = 0;
+};
+
+// A backend whose compiles last until the runtime's log has shown two heartbeat lines: a
+// compile as long as the test needs.
+class SlowCompileBackend final : public Backend {
+ public:
+  explicit SlowCompileBackend(HeartbeatCounter& heartbeats) : heartbeats_(heartbeats) {}
+  std::string_view name() const override { return inner_->name(); }
+  bool supports(const Node& node) const override { return inner_->supports(node); }
+  std::unique_ptr<Executable> compile(const Graph& graph, const std::vector<Value>& outputs,
+                                      const CompileSpec& spec) override {
+    heartbeats_.wait_for(2);
+    return inner_->compile(graph, outputs, spec);
+  }
+
+ private:
+  HeartbeatCounter& heartbeats_;
+  std::unique_ptr<Backend> inner_ = make_reference_backend();
+};
+
+TEST(Runtime, ALongCompileLogsAHeartbeatUntilItEnds) {
+  HeartbeatCounter heartbeats;
+  SlowCompileBackend backend(heartbeats);
+  std::vector<std::string> lines;  // written by the heartbeat's thread while compile() blocks
+  Runtime runtime(backend, [&](const std::string& line) {
+    lines.push_back(line);
+    if (line.starts_with("still compiling")) heartbeats.beat();
+  });
+  runtime.set_heartbeat_interval(0.01);
+  SmallGraph small({2, 3});
+  runtime.compile(small.graph, {small.y}, {}, "step");
+  ASSERT_GE(lines.size(), 3u);
+  EXPECT_EQ(lines[0], "compiling the step for x f32(2,3)");
+  for (size_t i = 1; i < lines.size(); ++i) {
+    EXPECT_TRUE(lines[i].starts_with("still compiling the step (")) << lines[i];
+    EXPECT_TRUE(lines[i].ends_with(" s so far)")) << lines[i];
+  }
 }
 
 // TrainStep finds its program in the runtime on every update after the first.

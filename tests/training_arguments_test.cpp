@@ -347,6 +347,20 @@ TEST(TrainingArgumentsCliTest, BoolFlagsTakeEveryFormOfHfArgumentParser) {
   EXPECT_EQ(parse({"--learning_rate", "1", "--learning_rate", "2"}).learning_rate, 2.0);
 }
 
+// transformers 4.x declared include_num_input_tokens_seen a bool, 5.x a bool or a word.
+TEST(TrainingArgumentsCliTest, TokenCountingTakesABareFlagOrAWord) {
+  auto counting = [](std::vector<std::string> words) {
+    TrainingArguments args = parse(std::move(words));
+    training_arguments_post_init(args);
+    return args.include_num_input_tokens_seen;
+  };
+  EXPECT_EQ(counting({"--include_num_input_tokens_seen"}), "all");
+  EXPECT_EQ(counting({"--include_num_input_tokens_seen", "--seed", "7"}), "all");
+  EXPECT_EQ(counting({"--include_num_input_tokens_seen", "non_padding"}), "non_padding");
+  EXPECT_EQ(counting({"--include_num_input_tokens_seen=false"}), "no");
+  EXPECT_EQ(counting({}), "no");
+}
+
 TEST(TrainingArgumentsCliTest, BadValuesNameTheFlag) {
   EXPECT_EQ(parse_error({"--learning_rate", "fast"}),
             "[--learning_rate] expected a number, got 'fast'");

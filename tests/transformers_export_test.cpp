@@ -1,7 +1,7 @@
-// Models Kiln saves load in transformers. For each head of BERT (sequence classification, single-
-// and multi-label; question answering; token classification; masked LM), RoBERTa, XLM-RoBERTa and
-// ELECTRA (those and the discriminator) a Kiln-initialised model is saved with its family's
-// save_pretrained; then, at test time, transformers loads the folder with the class its
+// Models Kiln saves load in transformers. For each head (sequence classification, single- and
+// multi-label; question answering; token classification; masked LM; ELECTRA's discriminator) a
+// Kiln-initialised BERT, DistilBERT, RoBERTa, XLM-RoBERTa or ELECTRA is saved with its family's
+// *_save_pretrained; then, at test time, transformers loads the folder with the class its
 // config.json names (tests/fixtures_gen/make_bert_fixtures.py --check-kiln-export), with no
 // weight missing or unexpected, and computes the logits of Kiln's reference backend on the same
 // batch to relative 1e-5.
@@ -9,6 +9,7 @@
 // installs transformers for Debian's python3-torch); skips without them, and fails in CI.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -17,10 +18,13 @@
 #include <vector>
 
 #include "bert_test_util.h"
+#include "distilbert_test_util.h"
 #include "kiln/backends/reference/reference_backend.h"
 #include "kiln/io/safetensors.h"
 #include "kiln/models/bert_heads.h"
 #include "kiln/models/bert_pretrained.h"
+#include "kiln/models/distilbert_heads.h"
+#include "kiln/models/distilbert_pretrained.h"
 #include "kiln/models/electra.h"
 #include "kiln/models/electra_heads.h"
 #include "kiln/models/electra_pretrained.h"
@@ -52,67 +56,71 @@ bool has_transformers() {
                    ": run scripts/setup.sh, or configure -DKILN_TEST_PYTHON=... "              \
                    "-DKILN_TEST_PYTHONPATH=...")
 
+using testing::DistilBertFixture;
+
 // The fixture's config with weights drawn 10 times wider than BERT's, so that every layer
 // carries a visible signal to the logits.
-template <typename Config>
-Config wide_init(const testing::ModelFixture<Config>& fixture) {
-  Config config = fixture.config;
+template <typename Fixture>
+auto wide_init(const Fixture& fixture) {
+  auto config = fixture.config;
   config.initializer_range = 0.2;
   return config;
 }
 
 // The fixture's batch without labels.
-template <typename Config>
-BertBuildOptions without_labels(const testing::ModelFixture<Config>& fixture) {
+template <typename Fixture>
+BertBuildOptions without_labels(const Fixture& fixture) {
   BertBuildOptions options = fixture.options;
   options.with_labels = false;
   return options;
 }
 
-template <typename Config>
-using SavePretrained = void (*)(const std::string& folder, Config config,
-                                const ParameterSet& params);
+// A Kiln model saved for transformers' check, and the outputs Kiln wrote beside it.
+struct SavedModel {
+  fs::path folder;
+  std::vector<std::string> outputs;
+};
 
-// Initialises `params`, saves them with `save` into `folder` with the fixture's batch and Kiln's
-// `outputs` (by transformers' output names) in kiln_outputs.safetensors.
-template <typename Config>
-void save_with_outputs(const fs::path& folder, const testing::ModelFixture<Config>& fixture,
-                       const Config& config, ParameterSet& params,
-                       const std::vector<Value>& outputs, const std::vector<std::string>& names,
-                       SavePretrained<Config> save) {
+// Initialises `params`, saves them with `save_pretrained` into `folder`, and beside them the
+// batch `feeds` (labels dropped) with Kiln's `outputs` by transformers' output `names`.
+template <typename SavePretrained>
+SavedModel save_with_outputs(std::map<std::string, Tensor> feeds, ParameterSet& params,
+                             const std::vector<Value>& outputs,
+                             const std::vector<std::string>& names, const fs::path& folder,
+                             const SavePretrained& save_pretrained) {
   params.initialize(2024);
-  std::map<std::string, Tensor> feeds = fixture.feeds();
   for (const char* label : {"labels", "start_positions", "end_positions"}) feeds.erase(label);
   std::vector<Tensor> values =
       evaluate_reference(params.graph(), outputs, params.arguments(feeds));
-  save(folder.string(), config, params);
+  save_pretrained(folder.string());
   for (size_t i = 0; i < names.size(); ++i) feeds[names[i]] = values[i];
   safetensors_write((folder / "kiln_outputs.safetensors").string(), feeds);
+  return SavedModel{folder, names};
 }
 
-// Has transformers check the folders save_with_outputs wrote, in one process, which must report
-// the outputs named in `names`; returns what it printed.
-std::string expect_transformers_agrees_on(const std::vector<fs::path>& folders,
-                                          const std::vector<std::string>& names) {
-  std::string command = python_command() +
-                        " '" KILN_SOURCE_DIR "/tests/fixtures_gen/make_bert_fixtures.py'" +
-                        " --check-kiln-export";
-  for (const fs::path& folder : folders) command += " '" + folder.string() + "'";
+// Has transformers load every model (one Python run) and compare its outputs with Kiln's.
+void expect_transformers_agrees(const std::vector<SavedModel>& models) {
+  std::string command =
+      python_command() + " '" KILN_SOURCE_DIR "/tests/fixtures_gen/make_bert_fixtures.py'" +
+      " --check-kiln-export";
+  for (const SavedModel& model : models) command += " '" + model.folder.string() + "'";
   testing::CommandResult check = testing::run_command(command);
   EXPECT_EQ(check.exit_code, 0) << check.output;
-  for (const std::string& name : names) {
-    EXPECT_NE(check.output.find(name + ": max |diff|"), std::string::npos) << check.output;
+  for (const SavedModel& model : models) {
+    size_t at = check.output.find(model.folder.string() + ": transformers");
+    ASSERT_NE(at, std::string::npos) << check.output;
+    for (const std::string& name : model.outputs) {
+      EXPECT_NE(check.output.find(name + ": max |diff|", at), std::string::npos) << check.output;
+    }
   }
-  return check.output;
 }
 
-// One model, saved with bert_save_pretrained.
 void expect_transformers_agrees(const BertFixture& fixture, const BertConfig& config,
                                 ParameterSet& params, const std::vector<Value>& outputs,
                                 const std::vector<std::string>& names) {
-  fs::path folder = testing::scratch_folder() / "model";
-  save_with_outputs(folder, fixture, config, params, outputs, names, bert_save_pretrained);
-  expect_transformers_agrees_on({folder}, names);
+  expect_transformers_agrees({save_with_outputs(
+      fixture.feeds(), params, outputs, names, testing::scratch_folder() / "model",
+      [&](const std::string& dir) { bert_save_pretrained(dir, config, params); })});
 }
 
 TEST(TransformersLoadsKilnModels, SequenceClassification) {
@@ -148,6 +156,60 @@ TEST(TransformersLoadsKilnModels, MaskedLm) {
   expect_transformers_agrees(fixture, config, model.params, {model.logits}, {"logits"});
 }
 
+SavedModel save_distilbert(const DistilBertFixture& fixture, const DistilBertConfig& config,
+                           ParameterSet& params, const std::vector<Value>& outputs,
+                           const std::vector<std::string>& names, const fs::path& folder) {
+  return save_with_outputs(fixture.feeds(), params, outputs, names, folder,
+                           [&](const std::string& dir) {
+                             distilbert_save_pretrained(dir, config, params);
+                           });
+}
+
+// Every DistilBERT head, checked in one Python run. The masked-LM projector tied to the word
+// embeddings is saved once, under the embeddings' name, as transformers saves it.
+TEST(TransformersLoadsKilnModels, DistilBertHeads) {
+  KILN_REQUIRE_TRANSFORMERS();
+  const fs::path scratch = testing::scratch_folder();
+  std::vector<SavedModel> saved;
+  for (const char* name : {"classifier", "multi_label"}) {
+    DistilBertFixture fixture = testing::load_distilbert_fixture(name);
+    Graph graph;
+    DistilBertConfig config = wide_init(fixture);
+    DistilBertClassifier model =
+        distilbert_for_sequence_classification(graph, config, without_labels(fixture));
+    saved.push_back(save_distilbert(fixture, config, model.params, {model.logits}, {"logits"},
+                                    scratch / name));
+  }
+  {
+    DistilBertFixture fixture = testing::load_distilbert_fixture("qa");
+    Graph graph;
+    DistilBertConfig config = wide_init(fixture);
+    DistilBertQuestionAnswering model =
+        distilbert_for_question_answering(graph, config, without_labels(fixture));
+    saved.push_back(save_distilbert(fixture, config, model.params,
+                                    {model.start_logits, model.end_logits},
+                                    {"start_logits", "end_logits"}, scratch / "qa"));
+  }
+  {
+    DistilBertFixture fixture = testing::load_distilbert_fixture("token");
+    Graph graph;
+    DistilBertConfig config = wide_init(fixture);
+    DistilBertTokenClassifier model =
+        distilbert_for_token_classification(graph, config, without_labels(fixture));
+    saved.push_back(save_distilbert(fixture, config, model.params, {model.logits}, {"logits"},
+                                    scratch / "token"));
+  }
+  {
+    DistilBertFixture fixture = testing::load_distilbert_fixture("mlm");
+    Graph graph;
+    DistilBertConfig config = wide_init(fixture);
+    DistilBertMaskedLM model = distilbert_for_masked_lm(graph, config, without_labels(fixture));
+    saved.push_back(save_distilbert(fixture, config, model.params, {model.logits}, {"logits"},
+                                    scratch / "mlm"));
+  }
+  expect_transformers_agrees(saved);
+}
+
 template <typename Model>
 std::pair<std::vector<Value>, std::vector<std::string>> outputs_of(const Model& model) {
   if constexpr (std::is_same_v<Model, BertQuestionAnswering>) {
@@ -157,53 +219,46 @@ std::pair<std::vector<Value>, std::vector<std::string>> outputs_of(const Model& 
   }
 }
 
-// Every head of RoBERTa, XLM-RoBERTa and ELECTRA, and BERT's token classifier: each saved by its
-// family's save_pretrained into its own folder, then checked by one transformers process (loading
-// torch takes seconds), which must load the class each folder is named after.
+// BERT's token classifier and every head of RoBERTa, XLM-RoBERTa and ELECTRA, each built by
+// `build` on the fixture tests/data/<fixture> and saved by its family's `save`; one Python run.
 TEST(TransformersLoadsKilnModels, EncoderFamilyHeads) {
   KILN_REQUIRE_TRANSFORMERS();
   const fs::path scratch = testing::scratch_folder();
-  std::vector<fs::path> folders;
-  auto save_head = [&](const std::string& architecture, const std::string& fixture_dir,
-                       auto read_config, auto build, auto save) {
+  std::vector<SavedModel> saved;
+  auto save_head = [&](const std::string& fixture_name, auto read_config, auto build, auto save) {
     auto fixture = testing::load_model_fixture(
-        std::string(KILN_SOURCE_DIR) + "/tests/data/" + fixture_dir, read_config);
+        std::string(KILN_SOURCE_DIR) + "/tests/data/" + fixture_name, read_config);
     Graph graph;
     auto config = wide_init(fixture);
     auto model = build(graph, config, without_labels(fixture));
     auto [outputs, names] = outputs_of(model);
-    folders.push_back(scratch / architecture);
-    save_with_outputs(folders.back(), fixture, config, model.params, outputs, names, save);
+    std::string folder = fixture_name;
+    std::replace(folder.begin(), folder.end(), '/', '_');
+    saved.push_back(save_with_outputs(fixture.feeds(), model.params, outputs, names,
+                                      scratch / folder, [&](const std::string& dir) {
+                                        save(dir, config, model.params);
+                                      }));
   };
-  save_head("BertForTokenClassification", "bert/token", bert_config_read,
-            bert_for_token_classification, bert_save_pretrained);
-  save_head("RobertaForSequenceClassification", "roberta/classifier", roberta_config_read,
-            roberta_for_sequence_classification, roberta_save_pretrained);
-  save_head("XLMRobertaForSequenceClassification", "xlm_roberta/classifier", roberta_config_read,
-            roberta_for_sequence_classification, roberta_save_pretrained);
-  save_head("RobertaForQuestionAnswering", "roberta/qa", roberta_config_read,
-            roberta_for_question_answering, roberta_save_pretrained);
-  save_head("RobertaForTokenClassification", "roberta/token", roberta_config_read,
-            roberta_for_token_classification, roberta_save_pretrained);
-  save_head("RobertaForMaskedLM", "roberta/mlm", roberta_config_read, roberta_for_masked_lm,
+  save_head("bert/token", bert_config_read, bert_for_token_classification, bert_save_pretrained);
+  save_head("roberta/classifier", roberta_config_read, roberta_for_sequence_classification,
             roberta_save_pretrained);
-  save_head("ElectraForSequenceClassification", "electra/classifier", electra_config_read,
-            electra_for_sequence_classification, electra_save_pretrained);
-  save_head("ElectraForQuestionAnswering", "electra/qa", electra_config_read,
-            electra_for_question_answering, electra_save_pretrained);
-  save_head("ElectraForTokenClassification", "electra/token", electra_config_read,
-            electra_for_token_classification, electra_save_pretrained);
-  save_head("ElectraForMaskedLM", "electra/mlm", electra_config_read, electra_for_masked_lm,
+  save_head("xlm_roberta/classifier", roberta_config_read, roberta_for_sequence_classification,
+            roberta_save_pretrained);
+  save_head("roberta/qa", roberta_config_read, roberta_for_question_answering,
+            roberta_save_pretrained);
+  save_head("roberta/token", roberta_config_read, roberta_for_token_classification,
+            roberta_save_pretrained);
+  save_head("roberta/mlm", roberta_config_read, roberta_for_masked_lm, roberta_save_pretrained);
+  save_head("electra/classifier", electra_config_read, electra_for_sequence_classification,
             electra_save_pretrained);
-  save_head("ElectraForPreTraining", "electra/pretraining", electra_config_read,
-            electra_for_pre_training, electra_save_pretrained);
-  std::string output =
-      expect_transformers_agrees_on(folders, {"logits", "start_logits", "end_logits"});
-  for (const fs::path& folder : folders) {
-    const std::string architecture = folder.filename().string();
-    EXPECT_NE(output.find("loads " + architecture + " "), std::string::npos)
-        << architecture << ":\n" << output;
-  }
+  save_head("electra/qa", electra_config_read, electra_for_question_answering,
+            electra_save_pretrained);
+  save_head("electra/token", electra_config_read, electra_for_token_classification,
+            electra_save_pretrained);
+  save_head("electra/mlm", electra_config_read, electra_for_masked_lm, electra_save_pretrained);
+  save_head("electra/pretraining", electra_config_read, electra_for_pre_training,
+            electra_save_pretrained);
+  expect_transformers_agrees(saved);
 }
 
 }  // namespace

@@ -12,8 +12,9 @@ Usage (PyPI packages; CI does not need them):
   python3 tests/fixtures_gen/make_bert_fixtures.py
   python3 tests/fixtures_gen/make_bert_fixtures.py --check-kiln-export DIR [DIR ...]
 The second form (run by tests/transformers_export_test.cpp) loads each model that Kiln saved
-(DIR/config.json, DIR/model.safetensors) in transformers with the class config.json names, runs
-the batch in DIR/kiln_outputs.safetensors and compares each output with Kiln's.
+(DIR/config.json, DIR/model.safetensors; BERT, DistilBERT, RoBERTa, XLM-RoBERTa or ELECTRA) in
+transformers with the class config.json names, runs the batch in DIR/kiln_outputs.safetensors
+and compares each output with Kiln's.
 """
 import argparse
 import pathlib
@@ -28,6 +29,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "tests/data/bert"
 
 BATCH, SEQ = 3, 7
+# The outputs of the heads' forward passes that fixtures record.
+OUTPUTS = ("logits", "start_logits", "end_logits")
 # Real lengths per row; the rest is padding (pad_token_id 0, attention_mask 0).
 LENGTHS = [7, 5, 3]
 
@@ -99,11 +102,19 @@ def make_fixture(name, spec, seed):
     folder.mkdir(parents=True, exist_ok=True)
     # Saved before the forward pass, which writes an inferred problem_type into the config.
     model.save_pretrained(folder, safe_serialization=True)
-    batch = make_batch(config, generator)
+    save_expected(model, make_batch(config, generator), folder)
+
+
+def save_expected(model, batch, folder):
+    """Runs `batch` (labels included) through `model`, backpropagates the loss, and writes
+    folder/expected.safetensors: the batch, the outputs (logits, or start and end logits), the
+    loss and every parameter's gradient; prints the loss and torch's own f32 error."""
     out = model(**batch)
     out.loss.backward()
     expected = {key: value.contiguous() for key, value in batch.items()}
-    expected["logits"] = out.logits.detach().contiguous()
+    for key in OUTPUTS:
+        if getattr(out, key, None) is not None:
+            expected[key] = getattr(out, key).detach().contiguous()
     expected["loss"] = out.loss.detach().reshape(()).contiguous()
     for param_name, param in model.named_parameters():
         expected["grad." + param_name] = param.grad.detach().contiguous()
@@ -112,24 +123,25 @@ def make_fixture(name, spec, seed):
     order = ",".join(name for name, _ in model.named_parameters())
     save_file(expected, folder / "expected.safetensors", metadata={"parameter_order": order})
     sizes = ", ".join(f"{p.name} {p.stat().st_size // 1024} KB" for p in sorted(folder.iterdir()))
-    print(f"{name} (torch {torch.__version__}, transformers {transformers.__version__}): "
+    print(f"{folder.name} (torch {torch.__version__}, transformers {transformers.__version__}): "
           f"loss {out.loss.item():.6f}; {sizes}; "
           f"torch's own f32 error (vs f64): {f32_error(model, batch, expected):.2g}")
 
 
 def f32_error(model, batch, expected):
-    """Largest |f32 - f64| / max|f32| over logits and gradients: the noise floor of a fixture."""
+    """Largest |f32 - f64| / max|f32| over outputs and gradients: the noise floor of a fixture."""
     model = model.double()
     model.zero_grad(set_to_none=True)
-    labels = batch["labels"]
-    labels = labels.double() if labels.is_floating_point() else labels
-    out = model(**{**batch, "labels": labels})
+    batch = {key: value.double() if value.is_floating_point() else value
+             for key, value in batch.items()}
+    out = model(**batch)
     out.loss.backward()
-    pairs = [("logits", out.logits)] + [("grad." + n, p.grad) for n, p in model.named_parameters()]
+    pairs = [(key, getattr(out, key)) for key in OUTPUTS if getattr(out, key, None) is not None]
+    pairs += [("grad." + n, p.grad) for n, p in model.named_parameters()]
     worst = 0.0
     for key, value in pairs:
-        if "self.key.bias" in key:
-            continue  # exactly zero in exact arithmetic: f32 keeps only rounding noise
+        if value.abs().max() < 1e-12:
+            continue  # zero in exact arithmetic (key biases, ...): f32 keeps only rounding noise
         reference = expected[key].double()
         worst = max(worst, ((value - reference).abs().max() / reference.abs().max()).item())
     return worst
@@ -145,7 +157,8 @@ def check_kiln_export(folder):
                                               output_loading_info=True)
     model.eval()
     kiln = load_file(folder / "kiln_outputs.safetensors")
-    inputs = {key: kiln[key] for key in ("input_ids", "token_type_ids", "attention_mask")}
+    inputs = {key: kiln[key] for key in ("input_ids", "token_type_ids", "attention_mask")
+              if key in kiln}  # DistilBERT takes no token_type_ids
     with torch.no_grad():
         out = model(**inputs)
     ok = not info["missing_keys"] and not info["unexpected_keys"]

@@ -1,26 +1,25 @@
 #!/usr/bin/env python3
 """Golden fixtures for Kiln's BERT heads beyond sequence classification: tiny random
 BertForQuestionAnswering (tests/data/bert/qa/), BertForMaskedLM (tests/data/bert/mlm/) and
-BertForTokenClassification (tests/data/bert/token/) models saved by transformers, and in expected.safetensors a batch with the logits, the loss and
-every parameter's gradient. Same models, batch and conventions as make_bert_fixtures.py (whose
+BertForTokenClassification (tests/data/bert/token/) models saved by transformers, and in
+expected.safetensors a batch with the logits, the loss and every parameter's gradient. Same models, batch and conventions as make_bert_fixtures.py (whose
 helpers this imports): wider random weights, eval mode, eager attention.
 
 The QA batch has one start position past the sequence and one negative end position, so the
 clamping of HF's loss shows; the masked-LM labels are -100 except at a few real tokens; the
-token-classification labels are -100 only at padding and one real token. The
-masked-LM decoder is tied to the word embeddings, so the embeddings' gradient has both parts.
+token-classification labels are -100 only at padding and one real token. The masked-LM decoder
+is tied to the word embeddings, so the embeddings' gradient has both parts.
 
 Usage: python3 tests/fixtures_gen/make_bert_head_fixtures.py (pip: torch transformers safetensors)
 """
 import sys
 
 import torch
-import transformers
-from safetensors.torch import save_file
 from transformers import BertForMaskedLM, BertForQuestionAnswering, BertForTokenClassification
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from make_bert_fixtures import BATCH, LENGTHS, OUT, SEQ, make_config, randomize  # noqa: E402
+from make_bert_fixtures import (BATCH, LENGTHS, OUT, SEQ, make_config, randomize,  # noqa: E402
+                                save_expected)
 
 SPEC = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37)
 
@@ -49,19 +48,7 @@ def make(name, model_class, labels_for, seed, **spec):
     model.save_pretrained(folder, safe_serialization=True)
     batch = inputs(config, generator)
     batch.update(labels_for(config, batch, generator))
-    out = model(**batch)
-    out.loss.backward()
-    expected = {key: value.contiguous() for key, value in batch.items()}
-    for key in ("logits", "start_logits", "end_logits"):
-        if getattr(out, key, None) is not None:
-            expected[key] = getattr(out, key).detach().contiguous()
-    expected["loss"] = out.loss.detach().reshape(()).contiguous()
-    for param_name, param in model.named_parameters():
-        expected["grad." + param_name] = param.grad.detach().contiguous()
-    order = ",".join(name for name, _ in model.named_parameters())
-    save_file(expected, folder / "expected.safetensors", metadata={"parameter_order": order})
-    print(f"{name} (torch {torch.__version__}, transformers {transformers.__version__}): "
-          f"loss {out.loss.item():.6f}")
+    save_expected(model, batch, folder)
 
 
 def qa_labels(config, batch, generator):

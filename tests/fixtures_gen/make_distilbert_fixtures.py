@@ -3,7 +3,9 @@
 DistilBertForQuestionAnswering, DistilBertForTokenClassification and DistilBertForMaskedLM models
 saved by `transformers` into tests/data/distilbert/<name>/ (config.json, model.safetensors), and
 in expected.safetensors a right-padded batch with its attention mask, the labels, the logits, the
-loss and every parameter's gradient (`distilbert_heads_test`).
+loss and every parameter's gradient (`distilbert_heads_test`); and in configs/ the config.json
+texts of transformers' defaults and of its attribute_map aliases (`distilbert_config_test`); in
+tokenizer/ a DistilBertTokenizer's files and its encodings (`distilbert_tokenizer_test`).
 
 Conventions of make_bert_fixtures.py (whose batch shape this imports): weights re-drawn wider than
 HF's initializer (biases and LayerNorm parameters too) so that every path carries a visible
@@ -17,17 +19,16 @@ Usage (PyPI packages; CI does not need them):
 Kiln-saved DistilBERT models are checked in transformers by
 make_bert_fixtures.py --check-kiln-export (transformers_export_test).
 """
+import json
 import sys
 
 import torch
-import transformers
-from safetensors.torch import save_file
 from transformers import (DistilBertConfig, DistilBertForMaskedLM,
                           DistilBertForQuestionAnswering, DistilBertForSequenceClassification,
-                          DistilBertForTokenClassification)
+                          DistilBertForTokenClassification, DistilBertTokenizer)
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from make_bert_fixtures import BATCH, LENGTHS, ROOT, SEQ  # noqa: E402
+from make_bert_fixtures import BATCH, LENGTHS, ROOT, SEQ, save_expected  # noqa: E402
 
 OUT = ROOT / "tests/data/distilbert"
 
@@ -117,47 +118,60 @@ def make_fixture(name, model_class, spec, seed):
     model.save_pretrained(folder, safe_serialization=True)
     batch = make_inputs(config, generator)
     batch.update(labels_for(model, config, generator))
-    out = model(**batch)
-    out.loss.backward()
-    expected = {key: value.contiguous() for key, value in batch.items()}
-    for key in ("logits", "start_logits", "end_logits"):
-        if getattr(out, key, None) is not None:
-            expected[key] = getattr(out, key).detach().contiguous()
-    expected["loss"] = out.loss.detach().reshape(()).contiguous()
-    for param_name, param in model.named_parameters():
-        expected["grad." + param_name] = param.grad.detach().contiguous()
-    # safetensors sorts tensors by name; the metadata keeps HF's named_parameters() order.
-    order = ",".join(param_name for param_name, _ in model.named_parameters())
-    save_file(expected, folder / "expected.safetensors", metadata={"parameter_order": order})
-    sizes = ", ".join(f"{p.name} {p.stat().st_size // 1024} KB" for p in sorted(folder.iterdir()))
-    print(f"{name} (torch {torch.__version__}, transformers {transformers.__version__}): "
-          f"loss {out.loss.item():.6f}; {sizes}; "
-          f"torch's own f32 error (vs f64): {f32_error(model, batch, expected):.2g}")
+    save_expected(model, batch, folder)
 
 
-def f32_error(model, batch, expected):
-    """Largest |f32 - f64| / max|f32| over outputs and gradients: the noise floor of a fixture."""
-    model = model.double()
-    model.zero_grad(set_to_none=True)
-    batch = {key: value.double() if value.is_floating_point() else value
-             for key, value in batch.items()}
-    out = model(**batch)
-    out.loss.backward()
-    pairs = [(key, getattr(out, key)) for key in ("logits", "start_logits", "end_logits")
-             if getattr(out, key, None) is not None]
-    pairs += [("grad." + n, p.grad) for n, p in model.named_parameters()]
-    worst = 0.0
-    for key, value in pairs:
-        if value.abs().max() < 1e-12:
-            continue  # zero in exact arithmetic (key biases, ...): f32 keeps only rounding noise
-        reference = expected[key].double()
-        worst = max(worst, ((value - reference).abs().max() / reference.abs().max()).item())
-    return worst
+# A config.json naming sizes by DistilBertConfig.attribute_map's aliases only.
+ALIASED = {"model_type": "distilbert", "hidden_size": 48, "num_attention_heads": 4,
+           "num_hidden_layers": 3, "hidden_dim": 50, "num_labels": 3}
+
+
+def make_config_fixtures():
+    """configs/defaults.json: DistilBertConfig()'s every field; configs/aliased.json and
+    configs/aliased_read.json: a config with aliases, and every field transformers reads from it
+    (`distilbert_config_test`)."""
+    folder = OUT / "configs"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "defaults.json").write_text(DistilBertConfig().to_json_string(use_diff=False))
+    (folder / "aliased.json").write_text(json.dumps(ALIASED, indent=2) + "\n")
+    read = DistilBertConfig.from_json_file(folder / "aliased.json")
+    (folder / "aliased_read.json").write_text(read.to_json_string(use_diff=False))
+    print(f"configs: aliased reads as dim {read.dim}, n_heads {read.n_heads}, "
+          f"n_layers {read.n_layers}")
+
+
+# A tiny WordPiece vocabulary, and texts encoded with it: single texts and pairs, each kind
+# padded as one batch.
+VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "quick", "brown", "fox", "##es",
+         "jump", "##ed", "over", "lazy", "dog", ".", ",", "caf", "##e", "!"]
+SINGLES = ["The quick brown foxes jumped.", "Foxes, dogs!"]
+PAIRS = [["Over the LAZY dog!", "the café, jumped"], ["Foxes.", "quick"]]
+
+
+def make_tokenizer_fixture():
+    """tokenizer/: DistilBertTokenizer's files as transformers saves them (tokenizer.json and
+    tokenizer_config.json, whose class returns no token_type_ids), and encodings.json: what the
+    tokenizer returns for SINGLES and PAIRS, each padded as one batch
+    (`distilbert_tokenizer_test`)."""
+    folder = OUT / "tokenizer"
+    tokenizer = DistilBertTokenizer(vocab={token: i for i, token in enumerate(VOCAB)})
+    tokenizer.save_pretrained(folder)
+    singles = tokenizer(SINGLES, padding=True)
+    pairs = tokenizer([a for a, _ in PAIRS], [b for _, b in PAIRS], padding=True)
+    encodings = dict(singles=SINGLES, pairs=PAIRS, model_input_names=tokenizer.model_input_names,
+                     keys=sorted(pairs.keys()), single_input_ids=singles["input_ids"],
+                     single_attention_mask=singles["attention_mask"],
+                     pair_input_ids=pairs["input_ids"],
+                     pair_attention_mask=pairs["attention_mask"])
+    (folder / "encodings.json").write_text(json.dumps(encodings) + "\n")
+    print(f"tokenizer: {tokenizer.model_input_names}, keys {encodings['keys']}")
 
 
 def main():
     for name, (model_class, spec, seed) in FIXTURES.items():
         make_fixture(name, model_class, spec, seed)
+    make_config_fixtures()
+    make_tokenizer_fixture()
 
 
 if __name__ == "__main__":

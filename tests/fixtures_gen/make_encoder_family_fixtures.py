@@ -26,8 +26,6 @@ make_bert_fixtures.py --check-kiln-export (transformers_export_test).
 import sys
 
 import torch
-import transformers
-from safetensors.torch import save_file
 from transformers import (ElectraConfig, ElectraForMaskedLM, ElectraForPreTraining,
                           ElectraForQuestionAnswering, ElectraForSequenceClassification,
                           ElectraForTokenClassification, RobertaConfig, RobertaForMaskedLM,
@@ -36,8 +34,7 @@ from transformers import (ElectraConfig, ElectraForMaskedLM, ElectraForPreTraini
                           XLMRobertaForSequenceClassification)
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from make_bert_fixtures import BATCH, LENGTHS, ROOT, SEQ  # noqa: E402
-from make_distilbert_fixtures import f32_error  # noqa: E402
+from make_bert_fixtures import BATCH, LENGTHS, ROOT, SEQ, save_expected  # noqa: E402
 
 QA = (RobertaForQuestionAnswering, ElectraForQuestionAnswering)
 TOKEN = (RobertaForTokenClassification, ElectraForTokenClassification)
@@ -161,11 +158,6 @@ def labels_for(model, config, batch, generator):
     return dict(labels=labels)
 
 
-def outputs_of(out):
-    return {key: getattr(out, key) for key in ("logits", "start_logits", "end_logits")
-            if getattr(out, key, None) is not None}
-
-
 def make_fixture(family, name, model_class, config_class, spec, seed):
     generator = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
@@ -179,20 +171,7 @@ def make_fixture(family, name, model_class, config_class, spec, seed):
     model.save_pretrained(folder, safe_serialization=True)
     batch = make_inputs(config, generator)
     batch.update(labels_for(model, config, batch, generator))
-    out = model(**batch)
-    out.loss.backward()
-    expected = {key: value.contiguous() for key, value in batch.items()}
-    expected.update({key: value.detach().contiguous() for key, value in outputs_of(out).items()})
-    expected["loss"] = out.loss.detach().reshape(()).contiguous()
-    for param_name, param in model.named_parameters():
-        expected["grad." + param_name] = param.grad.detach().contiguous()
-    # safetensors sorts tensors by name; the metadata keeps HF's named_parameters() order.
-    order = ",".join(param_name for param_name, _ in model.named_parameters())
-    save_file(expected, folder / "expected.safetensors", metadata={"parameter_order": order})
-    sizes = ", ".join(f"{p.name} {p.stat().st_size // 1024} KB" for p in sorted(folder.iterdir()))
-    print(f"{family}/{name} (torch {torch.__version__}, transformers {transformers.__version__}): "
-          f"loss {out.loss.item():.6f}; {sizes}; "
-          f"torch's own f32 error (vs f64): {f32_error(model, batch, expected):.2g}")
+    save_expected(model, batch, folder)
 
 
 def main():

@@ -76,8 +76,7 @@ BertConfig bert_config_read(const std::string& path) {
 }
 
 void bert_config_check(const BertConfig& config, std::string_view where) {
-  check(config.model_type == "bert", where, "\"model_type\" is \"", config.model_type,
-        "\", not \"bert\"");
+  config_check_model_type(where, config.model_type, "bert");
   bert_config_check_fields(config, {}, where);
 }
 
@@ -105,13 +104,8 @@ void bert_config_check_fields(const BertConfig& config,
     config_check_probability(where, "classifier_dropout", *config.classifier_dropout);
   check(config.layer_norm_eps > 0.0, where, "\"layer_norm_eps\" must be positive, got ",
         config.layer_norm_eps);
-  check(config.initializer_range >= 0.0, where, "\"initializer_range\" must not be negative, got ",
-        config.initializer_range);
-  if (config.pad_token_id) {
-    check(*config.pad_token_id >= 0 && *config.pad_token_id < config.vocab_size, where,
-          "\"pad_token_id\" ", *config.pad_token_id, " is outside the vocabulary [0, ",
-          config.vocab_size, ")");
-  }
+  config_check_initializer_range(where, config.initializer_range);
+  config_check_token_id(where, "pad_token_id", config.pad_token_id, config.vocab_size);
   std::set<std::string_view> keys = kBertKeys;
   keys.insert(family_keys.begin(), family_keys.end());
   config_check_common(config, keys, where);

@@ -201,6 +201,23 @@ void config_read_torch_dtype(ConfigFields& fields, std::optional<std::string>& t
   torch_dtype = old_name ? old_name : new_name;
 }
 
+void config_check_model_type(std::string_view where, const std::string& model_type,
+                             std::string_view family) {
+  check(model_type == family, where, "\"model_type\" is \"", model_type, "\", not \"", family,
+        '"');
+}
+
+void config_check_initializer_range(std::string_view where, double value) {
+  check(value >= 0.0, where, "\"initializer_range\" must not be negative, got ", value);
+}
+
+void config_check_token_id(std::string_view where, const char* key,
+                           const std::optional<int64_t>& id, int64_t vocab_size) {
+  if (!id) return;
+  check(*id >= 0 && *id < vocab_size, where, '"', key, "\" ", *id,
+        " is outside the vocabulary [0, ", vocab_size, ")");
+}
+
 void config_check_positive(std::string_view where, const char* key, int64_t value) {
   check(value > 0, where, '"', key, "\" must be positive, got ", value);
 }

@@ -65,9 +65,15 @@ void config_read_architectures(ConfigFields& fields, std::vector<std::string>& a
 // transformers 4 writes "torch_dtype", transformers 5 writes "dtype"; both mean the same.
 void config_read_torch_dtype(ConfigFields& fields, std::optional<std::string>& torch_dtype);
 
-// "[where] "key" must be positive / in [0, 1)" checks of a family's numbers.
+// "[where] ..." checks of a family's fields: model_type is the family's, a size positive, a
+// dropout in [0, 1), initializer_range not negative, a token id (unset, or in the vocabulary).
+void config_check_model_type(std::string_view where, const std::string& model_type,
+                             std::string_view family);
 void config_check_positive(std::string_view where, const char* key, int64_t value);
 void config_check_probability(std::string_view where, const char* key, double value);
+void config_check_initializer_range(std::string_view where, double value);
+void config_check_token_id(std::string_view where, const char* key,
+                           const std::optional<int64_t>& id, int64_t vocab_size);
 // An activation name that nn/activation.h implements: gelu, gelu_new, gelu_pytorch_tanh, relu.
 void config_check_activation(std::string_view where, const char* key, const std::string& name);
 

@@ -21,7 +21,8 @@ Value embeddings(const DistilBertConfig& config, const DistilBertInputs& inputs,
                                      config.vocab_size, dim, init_std, config.pad_token_id);
   Embedding position = Embedding::create(params, prefixed(prefix, "position_embeddings"),
                                          config.max_position_embeddings, dim, init_std);
-  LayerNorm norm = LayerNorm::create(params, prefixed(prefix, "LayerNorm"), dim, kDistilBertLayerNormEps);
+  LayerNorm norm =
+      LayerNorm::create(params, prefixed(prefix, "LayerNorm"), dim, kDistilBertLayerNormEps);
   check(seq <= config.max_position_embeddings, "distilbert", "sequence length ", seq,
         " exceeds max_position_embeddings ", config.max_position_embeddings);
   // position_ids = arange(seq): the first seq rows, taken by a slice rather than a gather.

@@ -66,8 +66,7 @@ DistilBertConfig distilbert_config_read(const std::string& path) {
 }
 
 void distilbert_config_check(const DistilBertConfig& config, std::string_view where) {
-  check(config.model_type == "distilbert", where, "\"model_type\" is \"", config.model_type,
-        "\", not \"distilbert\"");
+  config_check_model_type(where, config.model_type, "distilbert");
   config_check_positive(where, "vocab_size", config.vocab_size);
   config_check_positive(where, "max_position_embeddings", config.max_position_embeddings);
   config_check_positive(where, "n_layers", config.n_layers);
@@ -84,13 +83,8 @@ void distilbert_config_check(const DistilBertConfig& config, std::string_view wh
   config_check_probability(where, "attention_dropout", config.attention_dropout);
   config_check_probability(where, "qa_dropout", config.qa_dropout);
   config_check_probability(where, "seq_classif_dropout", config.seq_classif_dropout);
-  check(config.initializer_range >= 0.0, where, "\"initializer_range\" must not be negative, got ",
-        config.initializer_range);
-  if (config.pad_token_id) {
-    check(*config.pad_token_id >= 0 && *config.pad_token_id < config.vocab_size, where,
-          "\"pad_token_id\" ", *config.pad_token_id, " is outside the vocabulary [0, ",
-          config.vocab_size, ")");
-  }
+  config_check_initializer_range(where, config.initializer_range);
+  config_check_token_id(where, "pad_token_id", config.pad_token_id, config.vocab_size);
   config_check_common(config, kDistilBertKeys, where);
 }
 

@@ -2,9 +2,12 @@
 #include "kiln/runtime/runtime.h"
 
 #include <chrono>
+#include <cmath>
 #include <exception>
 #include <limits>
 #include <optional>
+
+#include "kiln/runtime/heartbeat.h"
 
 namespace kiln {
 namespace {
@@ -91,7 +94,7 @@ Executable& Runtime::compile(const Graph& graph, const std::vector<Value>& outpu
     if (log_) log_("loaded the " + std::string(family) + " from the compile cache" + reason);
   } else {
     if (log_) log_("compiling the " + std::string(family) + reason);
-    compiled = backend_.compile(graph, outputs, spec);
+    compiled = compile_with_heartbeat(graph, outputs, spec, family);
     ++counters_.compiles;
     if (disk_) store(key, *compiled, family);
   }
@@ -100,6 +103,18 @@ Executable& Runtime::compile(const Graph& graph, const std::vector<Value>& outpu
       std::move(key), std::string(family),
       std::make_unique<CountedExecutable>(std::move(compiled), counters_, backend_.host_memory())});
   return *entries_.emplace_back(std::move(entry))->executable;
+}
+
+std::unique_ptr<Executable> Runtime::compile_with_heartbeat(const Graph& graph,
+                                                            const std::vector<Value>& outputs,
+                                                            const CompileSpec& spec,
+                                                            std::string_view family) {
+  if (!log_) return backend_.compile(graph, outputs, spec);
+  Heartbeat heartbeat(heartbeat_seconds_, [this, family](double seconds) {
+    const std::string so_far = std::to_string(std::lround(seconds)) + " s so far";
+    log_("still compiling the " + std::string(family) + " (" + so_far + ")");
+  });
+  return backend_.compile(graph, outputs, spec);
 }
 
 std::unique_ptr<Executable> Runtime::load(const ProgramKey& key, const Graph& graph,

@@ -48,6 +48,9 @@ class Runtime {
   Tensor to_host(const Buffer& buffer);
 
   RuntimeCounters counters() const;
+  // While a compile runs longer than this, a line "still compiling the <family> (N s so far)" is
+  // logged every `seconds` (default 30, the longest silence of a plain log between steps).
+  void set_heartbeat_interval(double seconds) { heartbeat_seconds_ = seconds; }
   // For one-off programs that should neither be cached nor counted (diagnostics).
   Backend& backend() const { return backend_; }
 
@@ -57,6 +60,11 @@ class Runtime {
   // What sets a new program `key` of `family` apart, for its log line: " for input_ids
   // i64(8,16), ..." (the family's first) or " again: input_ids changed from ...".
   std::string compile_reason(const ProgramKey& key, std::string_view family) const;
+  // backend_.compile, with heartbeat lines in the log while it runs.
+  std::unique_ptr<Executable> compile_with_heartbeat(const Graph& graph,
+                                                     const std::vector<Value>& outputs,
+                                                     const CompileSpec& spec,
+                                                     std::string_view family);
   // The program from the disk cache, or null (a miss, logged when the entry was unusable).
   std::unique_ptr<Executable> load(const ProgramKey& key, const Graph& graph,
                                    const std::vector<Value>& outputs, const CompileSpec& spec,
@@ -66,6 +74,7 @@ class Runtime {
 
   Backend& backend_;
   Log log_;
+  double heartbeat_seconds_ = 30.0;
   std::unique_ptr<DiskCache> disk_;  // null: no cache folder, or a backend that cannot serialize
   std::vector<std::unique_ptr<Entry>> entries_;
   RuntimeCounters counters_;  // arena_bytes and kernels are summed over entries_ on demand

@@ -56,7 +56,7 @@ void training_arguments_add_flags(CLI::App& app, TrainingArguments& args,
     option->group(shown ? std::string(field.group) : std::string())
         ->type_name(argument_type_name(field))
         ->default_str(argument_text(args, field));
-    if (argument_is_bool(field)) {
+    if (argument_takes_bare_flag(field)) {
       // expected(0) marks the option flag-like, so that a bare flag yields "true"; the range
       // then lets it take one optional word.
       option->expected(0)->expected(0, 1)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);

@@ -187,6 +187,10 @@ bool argument_is_bool(const ArgumentField& field) {
       field.member);
 }
 
+bool argument_takes_bare_flag(const ArgumentField& field) {
+  return field.bare_flag_means_true || argument_is_bool(field);
+}
+
 bool argument_is_list(const ArgumentField& field) {
   return std::holds_alternative<std::vector<std::string> TrainingArguments::*>(field.member);
 }

@@ -198,8 +198,8 @@ const std::array kFields = {
     ArgumentField{"include_num_input_tokens_seen", &A::include_num_input_tokens_seen, kLog,
                   "Whether to track the number of input tokens seen (over all processes and "
                   "devices): all (padding included), non_padding or no; true and false mean all "
-                  "and no. Logged as num_input_tokens_seen.",
-                  kTokenCounts},
+                  "and no (a bare flag: true). Logged as num_input_tokens_seen.",
+                  kTokenCounts, /*bare_flag_means_true=*/true},
     ArgumentField{"disable_tqdm", &A::disable_tqdm, kLog, "Whether or not to disable the progress bar."},
     ArgumentField{"debug", &A::debug, kLog,
                   "Space-separated debug options (default: none): metrics prints the runtime's "

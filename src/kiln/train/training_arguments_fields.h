@@ -32,6 +32,8 @@ struct ArgumentField {
   // The values a text field (or each item of a list field) may take, listed by --help and
   // checked by post-init; empty: any. Enum fields take their choices from the enum.
   std::span<const std::string_view> choices = {};
+  // HF's Union[bool, str] fields, which transformers 4.x declared bool: a bare flag means "true".
+  bool bare_flag_means_true = false;
 };
 
 // Every field, in --help order.
@@ -52,6 +54,8 @@ const RenamedArgument* find_renamed_training_argument(std::string_view old_name)
 
 // Kinds of fields that the command line treats specially.
 bool argument_is_bool(const ArgumentField& field);  // a flag with an optional true/false value
+// A bool, or a field that takes a bare flag as "true": the word after it is optional.
+bool argument_takes_bare_flag(const ArgumentField& field);
 bool argument_is_list(const ArgumentField& field);
 // What --help shows for the value: BOOL, INT, FLOAT, TEXT, or the choices {a,b,c}.
 std::string argument_type_name(const ArgumentField& field);
