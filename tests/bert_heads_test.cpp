@@ -1,6 +1,6 @@
-// Golden tests against transformers for BertForQuestionAnswering and BertForMaskedLM (fixtures by
-// tests/fixtures_gen/make_bert_head_fixtures.py): logits, loss and every parameter gradient on
-// the reference backend, with the tolerance of bert_model_test (1e-5 of each tensor's scale; a
+// Golden tests against transformers for BertForQuestionAnswering, BertForMaskedLM and
+// BertForTokenClassification (fixtures by tests/fixtures_gen/make_bert_head_fixtures.py):
+// logits, loss and every parameter gradient on the reference backend, with the tolerance of bert_model_test (1e-5 of each tensor's scale; a
 // bias is measured against its module's weight gradient too, since some biases have an exact
 // gradient of zero: the key biases, and in the QA head qa_outputs.bias and the last LayerNorm's
 // bias, which shift every position's logit alike). One documented difference: torch zeroes the
@@ -35,6 +35,17 @@ TEST(BertHeads, MaskedLmMatchesTransformers) {
   Graph graph;
   BertMaskedLM model = bert_for_masked_lm(graph, fixture.config, fixture.options);
   EXPECT_FALSE(model.params.contains("cls.predictions.decoder.weight"));
+  testing::expect_matches_transformers(fixture, model.params, bert_load_weights, model.loss,
+                                       {model.logits}, {"logits"});
+}
+
+TEST(BertHeads, TokenClassificationMatchesTransformers) {
+  BertFixture fixture = testing::load_bert_fixture("token");
+  Graph graph;
+  BertTokenClassification model =
+      bert_for_token_classification(graph, fixture.config, fixture.options);
+  EXPECT_EQ(model.logits.shape(), (Shape{fixture.options.batch_size, fixture.options.seq_len, 5}));
+  EXPECT_EQ(bert_architecture(model.params), "BertForTokenClassification");
   testing::expect_matches_transformers(fixture, model.params, bert_load_weights, model.loss,
                                        {model.logits}, {"logits"});
 }

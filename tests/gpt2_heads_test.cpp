@@ -55,7 +55,8 @@ TEST(Gpt2Heads, TrainingGraphHasGpt2sDropoutSites) {
   feeds["dropout_offset"] = Tensor(DType::i64, {fixture.options.batch_size});
   gpt2_load_weights(model.params, fixture.dir);
   testing::expect_outputs_and_gradients_match(fixture.expected, model.params, model.loss,
-                                              {model.logits}, {"logits"}, feeds);
+                                              {model.logits}, {"logits"}, feeds, {}, 0,
+                                              evaluate_reference);
 }
 
 // Without pad_token_id transformers pools the last token, and refuses batches of several rows.

@@ -1,18 +1,20 @@
 // Models Kiln saves load in transformers. For each head (sequence classification, single- and
-// multi-label; question answering; masked LM; for DistilBERT token classification too; GPT-2's
-// causal LM, sequence and token classification and question answering) a Kiln-initialised BERT,
-// DistilBERT or GPT-2 is saved with bert_save_pretrained / distilbert_save_pretrained /
-// gpt2_save_pretrained; then, at test time, transformers loads the folder with the class its
-// config.json names (tests/fixtures_gen/make_bert_fixtures.py --check-kiln-export), with no
+// multi-label; question answering; token classification; masked LM; ELECTRA's discriminator;
+// GPT-2's causal LM) a Kiln-initialised BERT, DistilBERT, RoBERTa, XLM-RoBERTa, ELECTRA or GPT-2
+// is saved with its family's *_save_pretrained; then, at test time, transformers loads the folder
+// with the class its config.json names (tests/fixtures_gen/make_bert_fixtures.py --check-kiln-export), with no
 // weight missing or unexpected, and computes the logits of Kiln's reference backend on the same
 // batch to relative 1e-5.
 // Needs KILN_TEST_PYTHON with torch and transformers on KILN_TEST_PYTHONPATH (scripts/setup.sh
 // installs transformers for Debian's python3-torch); skips without them, and fails in CI.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "bert_test_util.h"
@@ -26,6 +28,12 @@
 #include "kiln/models/distilbert_pretrained.h"
 #include "kiln/models/gpt2_heads.h"
 #include "kiln/models/gpt2_pretrained.h"
+#include "kiln/models/electra.h"
+#include "kiln/models/electra_heads.h"
+#include "kiln/models/electra_pretrained.h"
+#include "kiln/models/roberta.h"
+#include "kiln/models/roberta_heads.h"
+#include "kiln/models/roberta_pretrained.h"
 #include "shell_test_util.h"
 #include "support/testing.h"
 
@@ -230,6 +238,57 @@ TEST(TransformersLoadsKilnModels, Gpt2Heads) {
          return std::vector<Value>{model.start_logits, model.end_logits};
        },
        {"start_logits", "end_logits"});
+  expect_transformers_agrees(saved);
+}
+
+template <typename Model>
+std::pair<std::vector<Value>, std::vector<std::string>> outputs_of(const Model& model) {
+  if constexpr (std::is_same_v<Model, BertQuestionAnswering>) {
+    return {{model.start_logits, model.end_logits}, {"start_logits", "end_logits"}};
+  } else {
+    return {{model.logits}, {"logits"}};
+  }
+}
+
+// BERT's token classifier and every head of RoBERTa, XLM-RoBERTa and ELECTRA, each built by
+// `build` on the fixture tests/data/<fixture> and saved by its family's `save`; one Python run.
+TEST(TransformersLoadsKilnModels, EncoderFamilyHeads) {
+  KILN_REQUIRE_TRANSFORMERS();
+  const fs::path scratch = testing::scratch_folder();
+  std::vector<SavedModel> saved;
+  auto save_head = [&](const std::string& fixture_name, auto read_config, auto build, auto save) {
+    auto fixture = testing::load_model_fixture(
+        std::string(KILN_SOURCE_DIR) + "/tests/data/" + fixture_name, read_config);
+    Graph graph;
+    auto config = wide_init(fixture);
+    auto model = build(graph, config, without_labels(fixture));
+    auto [outputs, names] = outputs_of(model);
+    std::string folder = fixture_name;
+    std::replace(folder.begin(), folder.end(), '/', '_');
+    saved.push_back(save_with_outputs(fixture.feeds(), model.params, outputs, names,
+                                      scratch / folder, [&](const std::string& dir) {
+                                        save(dir, config, model.params);
+                                      }));
+  };
+  save_head("bert/token", bert_config_read, bert_for_token_classification, bert_save_pretrained);
+  save_head("roberta/classifier", roberta_config_read, roberta_for_sequence_classification,
+            roberta_save_pretrained);
+  save_head("xlm_roberta/classifier", roberta_config_read, roberta_for_sequence_classification,
+            roberta_save_pretrained);
+  save_head("roberta/qa", roberta_config_read, roberta_for_question_answering,
+            roberta_save_pretrained);
+  save_head("roberta/token", roberta_config_read, roberta_for_token_classification,
+            roberta_save_pretrained);
+  save_head("roberta/mlm", roberta_config_read, roberta_for_masked_lm, roberta_save_pretrained);
+  save_head("electra/classifier", electra_config_read, electra_for_sequence_classification,
+            electra_save_pretrained);
+  save_head("electra/qa", electra_config_read, electra_for_question_answering,
+            electra_save_pretrained);
+  save_head("electra/token", electra_config_read, electra_for_token_classification,
+            electra_save_pretrained);
+  save_head("electra/mlm", electra_config_read, electra_for_masked_lm, electra_save_pretrained);
+  save_head("electra/pretraining", electra_config_read, electra_for_pre_training,
+            electra_save_pretrained);
   expect_transformers_agrees(saved);
 }
 

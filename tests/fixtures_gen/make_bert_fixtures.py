@@ -11,10 +11,10 @@ Usage (PyPI packages; CI does not need them):
   pip install torch transformers safetensors
   python3 tests/fixtures_gen/make_bert_fixtures.py
   python3 tests/fixtures_gen/make_bert_fixtures.py --check-kiln-export DIR [DIR ...]
-The second form (run by tests/transformers_export_test.cpp) loads a model that Kiln saved
-(DIR/config.json, DIR/model.safetensors; BERT or DistilBERT) in transformers with the class
-config.json names, runs
-the batch in DIR/kiln_outputs.safetensors and compares each output with Kiln's.
+The second form (run by tests/transformers_export_test.cpp) loads each model that Kiln saved
+(DIR/config.json, DIR/model.safetensors; BERT, DistilBERT, RoBERTa, XLM-RoBERTa or ELECTRA) in
+transformers with the class config.json names, runs the batch in DIR/kiln_outputs.safetensors
+and compares each output with Kiln's.
 """
 import argparse
 import pathlib
@@ -179,7 +179,7 @@ def check_kiln_export(folder):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check-kiln-export", metavar="DIR", nargs="+",
-                        help="compare transformers' logits on a Kiln-saved model with Kiln's")
+                        help="compare transformers' logits on Kiln-saved models with Kiln's")
     args = parser.parse_args()
     if args.check_kiln_export:
         results = [check_kiln_export(folder) for folder in args.check_kiln_export]

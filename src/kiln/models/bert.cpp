@@ -14,28 +14,6 @@
 namespace kiln {
 namespace {
 
-Value embeddings(const BertConfig& config, const BertInputs& inputs, ParameterSet& params,
-                 DropoutContext& dropout, const std::string& prefix) {
-  int64_t hidden = config.hidden_size;
-  int64_t seq = inputs.input_ids.dim(1);
-  double init_std = config.initializer_range;
-  Embedding word = Embedding::create(params, prefixed(prefix, "word_embeddings"),
-                                     config.vocab_size, hidden, init_std, config.pad_token_id);
-  Embedding position = Embedding::create(params, prefixed(prefix, "position_embeddings"),
-                                         config.max_position_embeddings, hidden, init_std);
-  Embedding token_type = Embedding::create(params, prefixed(prefix, "token_type_embeddings"),
-                                           config.type_vocab_size, hidden, init_std);
-  LayerNorm norm =
-      LayerNorm::create(params, prefixed(prefix, "LayerNorm"), hidden, config.layer_norm_eps);
-  check(seq <= config.max_position_embeddings, "bert", "sequence length ", seq,
-        " exceeds max_position_embeddings ", config.max_position_embeddings);
-  // position_ids = arange(seq): the first seq rows, taken by a slice rather than a gather.
-  Value positions = slice(position.weight, {0, 0}, {seq, hidden});
-  Value x = word(inputs.input_ids) + token_type(inputs.token_type_ids);
-  x = x + positions;
-  return dropout(norm(x), config.hidden_dropout_prob);
-}
-
 Value encoder_layer(const BertConfig& config, Value x, Value mask, ParameterSet& params,
                     DropoutContext& dropout, const std::string& prefix) {
   int64_t hidden = config.hidden_size, heads = config.num_attention_heads;
@@ -103,19 +81,51 @@ BertInputs bert_inputs(Graph& graph, const BertBuildOptions& options) {
 BertOutputs bert_model(const BertConfig& config, const BertInputs& inputs, ParameterSet& params,
                        DropoutContext& dropout, const std::string& prefix, bool add_pooling_layer) {
   bert_config_check(config, "bert");
-  Value x = embeddings(config, inputs, params, dropout, prefixed(prefix, "embeddings"));
-  Value mask = extended_attention_mask(inputs.attention_mask, params.dtype());
+  Value x = bert_embeddings(config, inputs, params, dropout, prefixed(prefix, "embeddings"),
+                            config.hidden_size);
+  x = bert_encoder(config, x, inputs.attention_mask, params, dropout, prefix);
+  BertOutputs out{x, Value()};
+  if (add_pooling_layer) out.pooled_output = bert_pooler(config, x, params, prefix);
+  return out;
+}
+
+Value bert_embeddings(const BertConfig& config, const BertInputs& inputs, ParameterSet& params,
+                      DropoutContext& dropout, const std::string& prefix, int64_t width) {
+  int64_t seq = inputs.input_ids.dim(1);
+  double init_std = config.initializer_range;
+  Embedding word = Embedding::create(params, prefixed(prefix, "word_embeddings"),
+                                     config.vocab_size, width, init_std, config.pad_token_id);
+  Embedding position = Embedding::create(params, prefixed(prefix, "position_embeddings"),
+                                         config.max_position_embeddings, width, init_std);
+  Embedding token_type = Embedding::create(params, prefixed(prefix, "token_type_embeddings"),
+                                           config.type_vocab_size, width, init_std);
+  LayerNorm norm =
+      LayerNorm::create(params, prefixed(prefix, "LayerNorm"), width, config.layer_norm_eps);
+  check(seq <= config.max_position_embeddings, "bert", "sequence length ", seq,
+        " exceeds max_position_embeddings ", config.max_position_embeddings);
+  // position_ids = arange(seq): the first seq rows, taken by a slice rather than a gather.
+  Value positions = slice(position.weight, {0, 0}, {seq, width});
+  Value x = word(inputs.input_ids) + token_type(inputs.token_type_ids);
+  x = x + positions;
+  return dropout(norm(x), config.hidden_dropout_prob);
+}
+
+Value bert_encoder(const BertConfig& config, Value embeddings, Value attention_mask,
+                   ParameterSet& params, DropoutContext& dropout, const std::string& prefix) {
+  Value x = embeddings;
+  Value mask = extended_attention_mask(attention_mask, params.dtype());
   for (int64_t i = 0; i < config.num_hidden_layers; ++i) {
     x = encoder_layer(config, x, mask, params, dropout,
                       prefixed(prefix, "encoder.layer." + std::to_string(i)));
   }
-  BertOutputs out{x, Value()};
-  if (add_pooling_layer) {
-    Linear pooler = Linear::create(params, prefixed(prefix, "pooler.dense"), config.hidden_size,
-                                   config.hidden_size, config.initializer_range);
-    out.pooled_output = tanh(pooler(first_token(x)));
-  }
-  return out;
+  return x;
+}
+
+Value bert_pooler(const BertConfig& config, Value sequence_output, ParameterSet& params,
+                  const std::string& prefix) {
+  Linear pooler = Linear::create(params, prefixed(prefix, "pooler.dense"), config.hidden_size,
+                                 config.hidden_size, config.initializer_range);
+  return tanh(pooler(first_token(sequence_output)));
 }
 
 Value sequence_classification_labels(Graph& graph, const std::string& problem_type,
@@ -151,20 +161,30 @@ Value sequence_classification_loss(Value logits, Value labels, const std::string
 BertClassifier bert_for_sequence_classification(Graph& graph, const BertConfig& config,
                                                 const BertBuildOptions& options) {
   bert_config_check(config, "bert");
-  const int64_t labels_count = config.num_labels();
+  return encoder_for_sequence_classification(
+      graph, config, options,
+      [&](const BertInputs& inputs, ParameterSet& params, DropoutContext& dropout) {
+        BertOutputs bert = bert_model(config, inputs, params, dropout);
+        double rate = config.classifier_dropout.value_or(config.hidden_dropout_prob);
+        Linear classifier = Linear::create(params, "classifier", config.hidden_size,
+                                           config.num_labels(), config.initializer_range);
+        return classifier(dropout(bert.pooled_output, rate));
+      });
+}
+
+BertClassifier encoder_for_sequence_classification(Graph& graph, const BertConfig& config,
+                                                   const BertBuildOptions& options,
+                                                   const EncoderBody& body) {
   BertClassifier model(graph, options.dtype);
   model.inputs = bert_inputs(graph, options);
   model.problem_type = problem_type_for(config, options.integer_labels);
   if (options.with_labels) {
-    model.labels = sequence_classification_labels(graph, model.problem_type, labels_count, options);
+    model.labels =
+        sequence_classification_labels(graph, model.problem_type, config.num_labels(), options);
   }
   if (options.training) model.dropout = DropoutContext::with_inputs(graph, options.batch_size);
 
-  BertOutputs bert = bert_model(config, model.inputs, model.params, model.dropout);
-  double rate = config.classifier_dropout.value_or(config.hidden_dropout_prob);
-  Linear classifier = Linear::create(model.params, "classifier", config.hidden_size, labels_count,
-                                     config.initializer_range);
-  model.logits = classifier(model.dropout(bert.pooled_output, rate));
+  model.logits = body(model.inputs, model.params, model.dropout);
   if (!options.with_labels) return model;
   model.loss = sequence_classification_loss(model.logits, model.labels, model.problem_type,
                                             model.inputs.attention_mask, options.label_smoothing);

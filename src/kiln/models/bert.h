@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -46,6 +47,19 @@ std::string prefixed(const std::string& prefix, const std::string& name);
 // [batch, seq, hidden] -> [batch, hidden]: the first token's states (x[:, 0]).
 Value first_token(Value sequence_output);
 
+// The parts of BertModel that other encoder families reuse (RoBERTa, ELECTRA).
+// BertEmbeddings under `prefix` ("<model>.embeddings"): word + token_type + position (arange)
+// embeddings of `width` features, LayerNorm and dropout.
+Value bert_embeddings(const BertConfig& config, const BertInputs& inputs, ParameterSet& params,
+                      DropoutContext& dropout, const std::string& prefix, int64_t width);
+// The post-LN encoder layers "<prefix>.encoder.layer.<i>" on embeddings [batch, seq, hidden],
+// attending to the keys where `attention_mask` ([batch, seq] of 1/0) is 1.
+Value bert_encoder(const BertConfig& config, Value embeddings, Value attention_mask,
+                   ParameterSet& params, DropoutContext& dropout, const std::string& prefix);
+// BertPooler "<prefix>.pooler.dense": tanh(dense(first token)) -> [batch, hidden].
+Value bert_pooler(const BertConfig& config, Value sequence_output, ParameterSet& params,
+                  const std::string& prefix);
+
 // The labels input of a sequence classifier for `problem_type` (see BertClassifier::labels).
 Value sequence_classification_labels(Graph& graph, const std::string& problem_type,
                                      int64_t num_labels, const BertBuildOptions& options);
@@ -75,5 +89,17 @@ struct BertClassifier {
 
 BertClassifier bert_for_sequence_classification(Graph& graph, const BertConfig& config,
                                                 const BertBuildOptions& options);
+
+// What a family builds between a head's inputs and its output: registers the parameters (in
+// state-dict order) and returns the logits, or the sequence output for the encoder_for_* heads of
+// bert_heads.h. The families whose inputs are BERT's (RoBERTa, ELECTRA) build their heads so.
+using EncoderBody =
+    std::function<Value(const BertInputs& inputs, ParameterSet& params, DropoutContext& dropout)>;
+
+// A ForSequenceClassification model whose logits [batch, num_labels] `body` computes, with
+// BertClassifier's inputs, labels and losses.
+BertClassifier encoder_for_sequence_classification(Graph& graph, const BertConfig& config,
+                                                   const BertBuildOptions& options,
+                                                   const EncoderBody& body);
 
 }  // namespace kiln

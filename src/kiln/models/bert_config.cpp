@@ -45,6 +45,13 @@ void check_model_size(const BertConfig& config, std::string_view where) {
 BertConfig bert_config_parse(std::string_view json_text, std::string_view where) {
   ConfigFields fields(json_text, where);
   BertConfig config;
+  bert_config_read_fields(fields, config);
+  config_read_common(fields, config);
+  bert_config_check(config, where);
+  return config;
+}
+
+void bert_config_read_fields(ConfigFields& fields, BertConfig& config) {
   fields.integer("vocab_size", config.vocab_size);
   fields.integer("hidden_size", config.hidden_size);
   fields.integer("num_hidden_layers", config.num_hidden_layers);
@@ -60,9 +67,6 @@ BertConfig bert_config_parse(std::string_view json_text, std::string_view where)
   fields.integer("pad_token_id", config.pad_token_id);
   fields.string("position_embedding_type", config.position_embedding_type);
   fields.number("classifier_dropout", config.classifier_dropout);
-  config_read_common(fields, config);
-  bert_config_check(config, where);
-  return config;
 }
 
 BertConfig bert_config_read(const std::string& path) {
@@ -71,6 +75,12 @@ BertConfig bert_config_read(const std::string& path) {
 
 void bert_config_check(const BertConfig& config, std::string_view where) {
   config_check_model_type(where, config.model_type, "bert");
+  bert_config_check_fields(config, {}, where);
+}
+
+void bert_config_check_fields(const BertConfig& config,
+                              const std::set<std::string_view>& family_keys,
+                              std::string_view where) {
   config_check_positive(where, "vocab_size", config.vocab_size);
   config_check_positive(where, "hidden_size", config.hidden_size);
   config_check_positive(where, "num_hidden_layers", config.num_hidden_layers);
@@ -94,12 +104,19 @@ void bert_config_check(const BertConfig& config, std::string_view where) {
         config.layer_norm_eps);
   config_check_initializer_range(where, config.initializer_range);
   config_check_token_id(where, "pad_token_id", config.pad_token_id, config.vocab_size);
-  config_check_common(config, kBertKeys, where);
+  std::set<std::string_view> keys = kBertKeys;
+  keys.insert(family_keys.begin(), family_keys.end());
+  config_check_common(config, keys, where);
 }
 
 std::string bert_config_to_json(const BertConfig& config) {
   bert_config_check(config, "BertConfig");
   Json out = Json::object();
+  bert_config_write_fields(out, config);
+  return out.dump(2) + "\n";
+}
+
+void bert_config_write_fields(nlohmann::json& out, const BertConfig& config) {
   config_write_common(out, config);
   out["vocab_size"] = config.vocab_size;
   out["hidden_size"] = config.hidden_size;
@@ -117,7 +134,6 @@ std::string bert_config_to_json(const BertConfig& config) {
   out["position_embedding_type"] = config.position_embedding_type;
   out["classifier_dropout"] =
       config.classifier_dropout ? Json(*config.classifier_dropout) : Json(nullptr);
-  return out.dump(2) + "\n";
 }
 
 void bert_config_write(const std::string& path, const BertConfig& config) {

@@ -5,10 +5,12 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "kiln/io/config_fields.h"
 #include "kiln/models/pretrained_config.h"
 
 namespace kiln {
@@ -54,6 +56,17 @@ void bert_config_check(const BertConfig& config, std::string_view where);
 
 // The config.json text (checked first): keys sorted, two-space indent, as transformers writes it.
 std::string bert_config_to_json(const BertConfig& config);
+
+// For the families whose config.json holds BertConfig's keys with other defaults and a few keys
+// of their own (RoBERTa, ELECTRA): reads BertConfig's own keys (not the common ones) into
+// `config`, leaving absent ones at the family's defaults; checks what bert_config_check does but
+// model_type, with the family's own keys allowed besides; writes BertConfig's keys and the common
+// ones into `out`.
+void bert_config_read_fields(ConfigFields& fields, BertConfig& config);
+void bert_config_check_fields(const BertConfig& config,
+                              const std::set<std::string_view>& family_keys,
+                              std::string_view where);
+void bert_config_write_fields(nlohmann::json& out, const BertConfig& config);
 // Writes it via `path.tmp`, fsync and rename.
 void bert_config_write(const std::string& path, const BertConfig& config);
 

@@ -1,4 +1,5 @@
-// The question-answering and masked-LM heads on BertModel, op for op as modeling_bert.py.
+// The question-answering, token-classification and masked-LM heads on BertModel (or another
+// family's encoder), op for op as modeling_bert.py.
 #include "kiln/models/bert_heads.h"
 
 #include <tuple>
@@ -62,33 +63,92 @@ Value token_cross_entropy(Value logits, Value labels, double label_smoothing) {
                                       reshape(labels, {labels.numel()}), label_smoothing);
 }
 
+namespace {
+
+// BertModel without a pooler: the encoder of the heads below.
+EncoderBody bert_encoder_body(const BertConfig& config) {
+  return [&config](const BertInputs& inputs, ParameterSet& params, DropoutContext& dropout) {
+    return bert_model(config, inputs, params, dropout, "bert", /*add_pooling_layer=*/false)
+        .sequence_output;
+  };
+}
+
+}  // namespace
+
 BertQuestionAnswering bert_for_question_answering(Graph& graph, const BertConfig& config,
                                                   const BertBuildOptions& options) {
   bert_config_check(config, "bert");
-  check(config.num_labels() == 2, "bert", "BertForQuestionAnswering needs num_labels 2 (start "
+  return encoder_for_question_answering(graph, config, options, bert_encoder_body(config));
+}
+
+BertQuestionAnswering encoder_for_question_answering(Graph& graph, const BertConfig& config,
+                                                     const BertBuildOptions& options,
+                                                     const EncoderBody& encoder) {
+  check(config.num_labels() == 2, "qa_outputs", "question answering needs num_labels 2 (start "
         "and end logits), not ", config.num_labels());
   BertQuestionAnswering model(graph, options.dtype);
   model.inputs = bert_inputs(graph, options);
   std::tie(model.start_positions, model.end_positions) = span_positions(graph, options);
   if (options.training) model.dropout = DropoutContext::with_inputs(graph, options.batch_size);
 
-  BertOutputs bert = bert_model(config, model.inputs, model.params, model.dropout, "bert",
-                                /*add_pooling_layer=*/false);
+  Value sequence = encoder(model.inputs, model.params, model.dropout);
   Linear qa_outputs = Linear::create(model.params, "qa_outputs", config.hidden_size, 2,
                                      config.initializer_range);
-  Value logits = qa_outputs(bert.sequence_output);
+  Value logits = qa_outputs(sequence);
   model.start_logits = last_axis_slice(logits, 0);
   model.end_logits = last_axis_slice(logits, 1);
   if (!options.with_labels) return model;
-
   model.loss = span_loss(model.start_logits, model.end_logits, model.start_positions,
                          model.end_positions);
+  return model;
+}
+
+BertTokenClassification bert_for_token_classification(Graph& graph, const BertConfig& config,
+                                                      const BertBuildOptions& options) {
+  bert_config_check(config, "bert");
+  return encoder_for_token_classification(graph, config, options, bert_encoder_body(config));
+}
+
+BertTokenClassification encoder_for_token_classification(Graph& graph, const BertConfig& config,
+                                                         const BertBuildOptions& options,
+                                                         const EncoderBody& encoder) {
+  BertTokenClassification model(graph, options.dtype);
+  model.inputs = bert_inputs(graph, options);
+  if (options.with_labels) model.labels = token_input(graph, "labels", options);
+  if (options.training) model.dropout = DropoutContext::with_inputs(graph, options.batch_size);
+
+  Value sequence = encoder(model.inputs, model.params, model.dropout);
+  double rate = config.classifier_dropout.value_or(config.hidden_dropout_prob);
+  Linear classifier = Linear::create(model.params, "classifier", config.hidden_size,
+                                     config.num_labels(), config.initializer_range);
+  model.logits = classifier(model.dropout(sequence, rate));
+  if (!options.with_labels) return model;
+  model.loss = token_cross_entropy(model.logits, model.labels, options.label_smoothing);
   return model;
 }
 
 BertMaskedLM bert_for_masked_lm(Graph& graph, const BertConfig& config,
                                 const BertBuildOptions& options) {
   bert_config_check(config, "bert");
+  const int64_t hidden = config.hidden_size;
+  return encoder_for_masked_lm(
+      graph, options, bert_encoder_body(config), [&](Value states, ParameterSet& params) {
+        // HF's order: a module's own parameters (the bias) before its submodules'.
+        Value bias = params.add("cls.predictions.bias", {config.vocab_size},
+                                ParameterInit::zeros(), /*decay=*/false);
+        Linear transform = Linear::create(params, "cls.predictions.transform.dense", hidden,
+                                          hidden, config.initializer_range);
+        LayerNorm norm = LayerNorm::create(params, "cls.predictions.transform.LayerNorm", hidden,
+                                           config.layer_norm_eps);
+        Linear decoder;
+        decoder.weight = params.get("bert.embeddings.word_embeddings.weight").value;
+        decoder.bias = bias;
+        return decoder(norm(activation(transform(states), config.hidden_act)));
+      });
+}
+
+BertMaskedLM encoder_for_masked_lm(Graph& graph, const BertBuildOptions& options,
+                                   const EncoderBody& encoder, const MaskedLmHead& head) {
   BertMaskedLM model(graph, options.dtype);
   model.inputs = bert_inputs(graph, options);
   MaskedLmLabels labels = masked_lm_labels(graph, options);
@@ -96,22 +156,9 @@ BertMaskedLM bert_for_masked_lm(Graph& graph, const BertConfig& config,
   model.masked_positions = labels.masked_positions;
   if (options.training) model.dropout = DropoutContext::with_inputs(graph, options.batch_size);
 
-  BertOutputs bert = bert_model(config, model.inputs, model.params, model.dropout, "bert",
-                                /*add_pooling_layer=*/false);
-  const int64_t hidden = config.hidden_size;
-  // HF's order: a module's own parameters (the bias) before its submodules'.
-  Value bias = model.params.add("cls.predictions.bias", {config.vocab_size},
-                                ParameterInit::zeros(), /*decay=*/false);
-  Linear transform = Linear::create(model.params, "cls.predictions.transform.dense", hidden,
-                                    hidden, config.initializer_range);
-  LayerNorm norm = LayerNorm::create(model.params, "cls.predictions.transform.LayerNorm", hidden,
-                                     config.layer_norm_eps);
-  Value sequence = masked_lm_rows(bert.sequence_output, model.masked_positions);
-  Value states = norm(activation(transform(sequence), config.hidden_act));
-  Linear decoder;
-  decoder.weight = model.params.get("bert.embeddings.word_embeddings.weight").value;
-  decoder.bias = bias;
-  model.logits = decoder(states);
+  Value sequence = encoder(model.inputs, model.params, model.dropout);
+  // Only the rows with a label when masked_positions is given: the same loss for less work.
+  model.logits = head(masked_lm_rows(sequence, model.masked_positions), model.params);
   if (!options.with_labels) return model;
   model.loss = token_cross_entropy(model.logits, model.labels, options.label_smoothing);
   return model;

@@ -1,6 +1,9 @@
-// BertForQuestionAnswering and BertForMaskedLM as transformers computes them, with Hugging Face's
-// parameter names: the encoder without a pooler, then a span head (qa_outputs) or the masked-LM
-// head (cls.predictions: transform, decoder tied to the word embeddings, decoder bias).
+// BertForQuestionAnswering, BertForTokenClassification and BertForMaskedLM as transformers
+// computes them, with Hugging Face's parameter names: the encoder without a pooler, then a span
+// head (qa_outputs), a classifier over every token, or the masked-LM head (cls.predictions:
+// transform, decoder tied to the word embeddings, decoder bias). The encoder_for_* builders put
+// the same heads, inputs and losses on another family's encoder whose inputs are BERT's (RoBERTa,
+// ELECTRA).
 #pragma once
 
 #include <utility>
@@ -50,6 +53,34 @@ struct BertQuestionAnswering {
 
 BertQuestionAnswering bert_for_question_answering(Graph& graph, const BertConfig& config,
                                                   const BertBuildOptions& options);
+// qa_outputs on the sequence output of `encoder`.
+BertQuestionAnswering encoder_for_question_answering(Graph& graph, const BertConfig& config,
+                                                     const BertBuildOptions& options,
+                                                     const EncoderBody& encoder);
+
+// Graph inputs, in order: input_ids, token_type_ids, attention_mask, labels (with_labels;
+// [batch, seq] of index_dtype, -100 where a token has no label), dropout_seed and dropout_offset
+// (training), then the parameters.
+struct BertTokenClassification {
+  BertTokenClassification(Graph& graph, DType dtype) : params(graph, dtype) {}
+
+  BertInputs inputs;
+  Value labels;  // invalid without labels
+  Value logits;  // [batch, seq, num_labels]
+  // Mean cross entropy over the labels that are not -100 (label-smoothed as the Trainer does
+  // with options.label_smoothing); invalid without labels.
+  Value loss;
+  ParameterSet params;
+  DropoutContext dropout;
+};
+
+BertTokenClassification bert_for_token_classification(Graph& graph, const BertConfig& config,
+                                                      const BertBuildOptions& options);
+// Dropout (classifier_dropout, else hidden_dropout_prob) and `classifier` on every token of the
+// sequence output of `encoder`.
+BertTokenClassification encoder_for_token_classification(Graph& graph, const BertConfig& config,
+                                                         const BertBuildOptions& options,
+                                                         const EncoderBody& encoder);
 
 // Graph inputs, in order: input_ids, token_type_ids, attention_mask, labels (with_labels;
 // [batch, seq] of index_dtype, -100 where no token is predicted; with options.mlm_predictions,
@@ -73,5 +104,13 @@ struct BertMaskedLM {
 
 BertMaskedLM bert_for_masked_lm(Graph& graph, const BertConfig& config,
                                 const BertBuildOptions& options);
+
+// A masked-LM head: registers its parameters and maps hidden states [n, hidden] to logits
+// [n, vocab_size].
+using MaskedLmHead = std::function<Value(Value states, ParameterSet& params)>;
+// `head` on the sequence output of `encoder` (only at the masked positions with
+// options.mlm_predictions), with BertMaskedLM's inputs and loss.
+BertMaskedLM encoder_for_masked_lm(Graph& graph, const BertBuildOptions& options,
+                                   const EncoderBody& encoder, const MaskedLmHead& head);
 
 }  // namespace kiln

@@ -24,7 +24,10 @@ std::string rename_legacy(std::string name) {
 }  // namespace
 
 std::string bert_architecture(const ParameterSet& params) {
-  if (params.contains("classifier.weight")) return "BertForSequenceClassification";
+  if (params.contains("classifier.weight")) {
+    return params.contains("bert.pooler.dense.weight") ? "BertForSequenceClassification"
+                                                       : "BertForTokenClassification";
+  }
   if (params.contains("qa_outputs.weight")) return "BertForQuestionAnswering";
   if (params.contains("cls.predictions.bias")) return "BertForMaskedLM";
   return "BertModel";
@@ -55,20 +58,22 @@ std::map<std::string, Tensor> adapt_base_model_names(std::map<std::string, Tenso
   return out;
 }
 
+void absorb_tied_decoder(std::map<std::string, Tensor>& tensors, const ParameterSet& params,
+                         const std::string& bias, const std::string& stored_weight,
+                         const std::string& stored_bias) {
+  if (!params.contains(bias)) return;
+  tensors.erase(stored_weight);
+  auto found = stored_bias.empty() ? tensors.end() : tensors.find(stored_bias);
+  if (found != tensors.end()) {
+    if (!tensors.contains(bias)) tensors.emplace(bias, std::move(found->second));
+    tensors.erase(stored_bias);
+  }
+}
+
 std::map<std::string, Tensor> bert_adapt_state_dict(std::map<std::string, Tensor> tensors,
                                                     const ParameterSet& params) {
-  // Older masked-LM checkpoints also store the decoder tied to the word embeddings, and its bias
-  // under a second name; a model with the masked-LM head ties them instead.
-  if (params.contains("cls.predictions.bias")) {
-    tensors.erase("cls.predictions.decoder.weight");
-    auto bias = tensors.find("cls.predictions.decoder.bias");
-    if (bias != tensors.end()) {
-      if (!tensors.contains("cls.predictions.bias")) {
-        tensors.emplace("cls.predictions.bias", std::move(bias->second));
-      }
-      tensors.erase("cls.predictions.decoder.bias");
-    }
-  }
+  absorb_tied_decoder(tensors, params, "cls.predictions.bias", "cls.predictions.decoder.weight",
+                      "cls.predictions.decoder.bias");
   return adapt_base_model_names(std::move(tensors), params, "bert");
 }
 

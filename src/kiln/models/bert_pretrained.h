@@ -19,7 +19,8 @@ namespace kiln {
 std::map<std::string, Tensor> bert_adapt_state_dict(std::map<std::string, Tensor> tensors,
                                                     const ParameterSet& params);
 
-// The transformers class whose parameters these are: BertForSequenceClassification (a classifier),
+// The transformers class whose parameters these are: BertForSequenceClassification (a classifier
+// on the pooler), BertForTokenClassification (a classifier without a pooler),
 // BertForQuestionAnswering (qa_outputs), BertForMaskedLM (cls.predictions), else BertModel.
 std::string bert_architecture(const ParameterSet& params);
 
@@ -29,6 +30,14 @@ std::string bert_architecture(const ParameterSet& params);
 std::map<std::string, Tensor> adapt_base_model_names(std::map<std::string, Tensor> tensors,
                                                      const ParameterSet& params,
                                                      const std::string& base_prefix);
+
+// Older masked-LM checkpoints also store the decoder tied to the word embeddings (as
+// `stored_weight`) and its bias under a second name (`stored_bias`; empty when it has one); a
+// model with that head (the parameter `bias`) ties them instead: the tensors are dropped, the
+// second bias kept as `bias` when the checkpoint has no tensor of that name.
+void absorb_tied_decoder(std::map<std::string, Tensor>& tensors, const ParameterSet& params,
+                         const std::string& bias, const std::string& stored_weight,
+                         const std::string& stored_bias);
 
 // Every tensor of a .safetensors file, or of <folder>/model.safetensors, or of the shards that
 // <folder>/model.safetensors.index.json lists; the file (or index) read goes to `file`. A folder

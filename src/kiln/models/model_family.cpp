@@ -4,6 +4,7 @@
 #include <array>
 #include <span>
 
+#include "kiln/io/config_fields.h"
 #include "kiln/io/json_util.h"
 #include "kiln/ir/error.h"
 #include "kiln/ir/ops.h"

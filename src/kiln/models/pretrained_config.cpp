@@ -1,11 +1,7 @@
 // The label helpers every family's config shares.
 #include "kiln/models/pretrained_config.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "kiln/io/config_fields.h"
-#include "kiln/ir/error.h"
 
 namespace kiln {
 
@@ -20,15 +16,6 @@ std::string classification_problem_type(const std::optional<std::string>& proble
 
 std::string problem_type_for(const PretrainedConfig& config, bool integer_labels) {
   return classification_problem_type(config.problem_type, config.num_labels(), integer_labels);
-}
-
-std::string config_file_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot open config");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) fail(path, "cannot read config");
-  return text.str();
 }
 
 }  // namespace kiln

@@ -48,7 +48,4 @@ std::string classification_problem_type(const std::optional<std::string>& proble
 // The same for a config's problem_type and labels.
 std::string problem_type_for(const PretrainedConfig& config, bool integer_labels);
 
-// The text of a config.json; errors name the file ("cannot open config").
-std::string config_file_text(const std::string& path);
-
 }  // namespace kiln
