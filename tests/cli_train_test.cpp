@@ -157,6 +157,38 @@ TEST(CliTrain, MaxSamplesKeepTheFirstExamples) {
   EXPECT_EQ(std::count(predictions.begin(), predictions.end(), '\n'), 1 + 5) << predictions;
 }
 
+// --model_name_or_path org/name finds the model offline in the Hugging Face cache (HF_HUB_CACHE),
+// as from_pretrained does; a model not there is an error naming where Kiln looked.
+TEST(CliTrain, AHubIdLoadsTheModelFromTheHuggingFaceCache) {
+  fs::path dir = testing::scratch_folder();
+  std::string model = testing::write_tiny_model_files(dir / "model");
+  fs::path data = testing::write_sentiment_tsv(dir / "data.tsv", 16, 7);
+  const fs::path cache = dir / "hub";
+  const fs::path snapshot = cache / "models--org--tiny" / "snapshots" / "c0ffee";
+  fs::create_directories(cache / "models--org--tiny" / "refs");
+  testing::write_text(cache / "models--org--tiny" / "refs" / "main", "c0ffee");
+  testing::CommandResult trained = run_kiln(
+      "train " + model + " " + testing::quick_run_flags(snapshot) + " --train_file " +
+      data.string() + " --max_steps 1 --save_strategy no --report_to none");
+  ASSERT_EQ(trained.exit_code, 0) << trained.output;
+  const std::string environment = "HF_HUB_CACHE=" + cache.string() + " ";
+  const std::string flags = " --output_dir " + (dir / "eval").string() + " --validation_file " +
+                            data.string() +
+                            " --no_header --column_names label,source,text --max_seq_length 16";
+  testing::CommandResult evaluated = testing::run_command(
+      environment + KILN_BINARY + " evaluate --model_name_or_path org/tiny" + flags);
+  ASSERT_EQ(evaluated.exit_code, 0) << evaluated.output;
+  EXPECT_TRUE(fs::exists(dir / "eval" / "eval_results.json"));
+  testing::CommandResult missing = testing::run_command(
+      environment + KILN_BINARY + " evaluate --model_name_or_path org/other" + flags);
+  EXPECT_EQ(missing.exit_code, 1) << missing.output;
+  EXPECT_NE(missing.output.find("'org/other' is neither a local folder nor a model in the "
+                                "Hugging Face cache (no " +
+                                (cache / "models--org--other").string() + ")"),
+            std::string::npos)
+      << missing.output;
+}
+
 // --label_smoothing_factor reaches the loss: a trained (confident) classifier's eval loss is
 // larger with smoothing (the mean of -log p over the classes exceeds -log p of the right one),
 // and a regression model refuses it (LabelSmoother needs class labels).

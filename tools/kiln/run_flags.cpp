@@ -9,6 +9,7 @@
 #include "kiln/backends/pjrt/pjrt_backend.h"
 #include "kiln/backends/reference/reference_backend.h"
 #include "kiln/dist/communicator.h"
+#include "kiln/io/hf_hub_cache.h"
 #include "kiln/ir/error.h"
 #include "kiln/ir/usage_error.h"
 #include "kiln/tasks/registry.h"
@@ -37,6 +38,14 @@ void add_run_flags(CLI::App& command, RunOptions& options,
 }
 
 void finish_arguments(TrainingArguments& args, bool task_of_the_model) {
+  // A Hub id ("org/name") that is no local folder names its snapshot in the Hugging Face cache,
+  // as from_pretrained finds it offline.
+  for (auto [flag, name] : {std::pair{"--model_name_or_path", &args.model_name_or_path},
+                            std::pair{"--tokenizer_name", &args.tokenizer_name}}) {
+    if (*name && !fs::exists(**name) && looks_like_hub_id(**name)) {
+      *name = resolve_model_folder(**name, flag);
+    }
+  }
   // First: post-init's checks read --task. Training defaults to classification, as a
   // pretrained checkpoint's architectures (BertForMaskedLM) name the task it was trained for,
   // not the one it is fine-tuned for.
