@@ -2,9 +2,9 @@
 // multi-label; question answering; token classification; masked LM; ELECTRA's discriminator;
 // GPT-2's causal LM) a Kiln-initialised BERT, DistilBERT, RoBERTa, XLM-RoBERTa, ELECTRA or GPT-2
 // is saved with its family's *_save_pretrained; then, at test time, transformers loads the folder
-// with the class its config.json names (tests/fixtures_gen/make_bert_fixtures.py --check-kiln-export), with no
-// weight missing or unexpected, and computes the logits of Kiln's reference backend on the same
-// batch to relative 1e-5.
+// with the class its config.json names (tests/fixtures_gen/make_bert_fixtures.py
+// --check-kiln-export), with no weight missing or unexpected, and computes the logits of Kiln's
+// reference backend on the same batch to relative 1e-5.
 // Needs KILN_TEST_PYTHON with torch and transformers on KILN_TEST_PYTHONPATH (scripts/setup.sh
 // installs transformers for Debian's python3-torch); skips without them, and fails in CI.
 #include <gtest/gtest.h>
@@ -146,8 +146,8 @@ TEST(TransformersLoadsKilnModels, QuestionAnswering) {
   BertConfig config = wide_init(fixture);
   BertQuestionAnswering model =
       bert_for_question_answering(graph, config, without_labels(fixture));
-  expect_transformers_agrees(fixture, config, model.params,
-                             {model.start_logits, model.end_logits}, {"start_logits", "end_logits"});
+  expect_transformers_agrees(fixture, config, model.params, {model.start_logits, model.end_logits},
+                             {"start_logits", "end_logits"});
 }
 
 TEST(TransformersLoadsKilnModels, MaskedLm) {

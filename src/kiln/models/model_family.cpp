@@ -69,7 +69,9 @@ const ModelFamily& model_family(std::string_view model_type, std::string_view wh
     if (family->model_type() == model_type) return *family;
   }
   std::string known;
-  for (std::string_view type : model_types()) known += (known.empty() ? "" : ", ") + std::string(type);
+  for (std::string_view type : model_types()) {
+    known += (known.empty() ? "" : ", ") + std::string(type);
+  }
   fail(where, "\"model_type\" is \"", model_type, "\"; Kiln builds ", known);
 }
 
