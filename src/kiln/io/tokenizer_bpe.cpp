@@ -43,9 +43,12 @@ BpeMerges::BpeMerges(const Vocab& vocab, const BpeOptions& options, std::string_
             "\" is not in the vocabulary");
       return *id;
     };
-    // As HF: the right token loses as many leading bytes as the continuing-subword prefix has.
-    const std::string merged = a + b.substr(std::min(prefix, b.size()));
-    merges_[pair_key(id_of(a), id_of(b))] = {static_cast<uint32_t>(rank), id_of(merged)};
+    // Checked in tokenizers' order: the left token, the right one, then the merged one. As HF,
+    // the right token loses as many leading bytes as the continuing-subword prefix has.
+    const int32_t left = id_of(a);
+    const int32_t right = id_of(b);
+    const int32_t merged = id_of(a + b.substr(std::min(prefix, b.size())));
+    merges_[pair_key(left, right)] = {static_cast<uint32_t>(rank), merged};
   }
 }
 
