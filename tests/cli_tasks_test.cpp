@@ -76,8 +76,8 @@ TEST(CliTasks, PretrainMaskedLmThenFineTuneForClassificationAndQa) {
   }
   EXPECT_EQ(results["eval_total"], 12);
   EXPECT_EQ(results["eval_HasAns_total"], 8);
-  nlohmann::json predictions = read_json(qa / "predictions.json");
-  nlohmann::json odds = read_json(qa / "null_odds.json");
+  nlohmann::json predictions = read_json(qa / "predict_predictions.json");
+  nlohmann::json odds = read_json(qa / "predict_null_odds.json");
   EXPECT_EQ(predictions.size(), 12u);
   EXPECT_EQ(odds.size(), 12u);
   EXPECT_TRUE(predictions.contains("q11"));
@@ -85,7 +85,7 @@ TEST(CliTasks, PretrainMaskedLmThenFineTuneForClassificationAndQa) {
   EXPECT_EQ(read_json(qa / "eval_predictions.json"), predictions);
   EXPECT_EQ(read_json(qa / "eval_null_odds.json"), odds);
   nlohmann::json nbest = read_json(qa / "eval_nbest_predictions.json");
-  EXPECT_EQ(nbest, read_json(qa / "nbest_predictions.json"));
+  EXPECT_EQ(nbest, read_json(qa / "predict_nbest_predictions.json"));
   ASSERT_EQ(nbest.size(), 12u);
   for (const auto& [id, candidates] : nbest.items()) {
     ASSERT_TRUE(candidates.is_array() && !candidates.empty()) << id;

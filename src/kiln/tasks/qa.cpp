@@ -117,7 +117,7 @@ class QaTask : public Task {
     return data;
   }
 
-  // run_qa.py's evaluation writes its answers with the "eval_" prefix.
+  // run_qa.py writes its answers with the stage as prefix: "eval_", and "predict_" below.
   nlohmann::json evaluate(Trainer& trainer, const TaskData& data,
                           const TrainingArguments& args) const override {
     ForwardOutputs outputs;
@@ -129,7 +129,7 @@ class QaTask : public Task {
   nlohmann::json predict(Trainer& trainer, const TaskData& data,
                          const TrainingArguments& args) const override {
     ForwardOutputs outputs = trainer.forward(data, false, "predicting batch");
-    if (dist::is_main_process()) write_answers(data, outputs, args, "");
+    if (dist::is_main_process()) write_answers(data, outputs, args, "predict_");
     return speed_metrics("predict", outputs.seconds, static_cast<int64_t>(data.size()),
                          outputs.batches);
   }
