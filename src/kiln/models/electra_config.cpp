@@ -29,8 +29,7 @@ ElectraConfig electra_config_read(const std::string& path) {
 }
 
 void electra_config_check(const ElectraConfig& config, std::string_view where) {
-  check(config.model_type == "electra", where, "\"model_type\" is \"", config.model_type,
-        "\", not \"electra\"");
+  config_check_model_type(where, config.model_type, "electra");
   bert_config_check_fields(config, {"embedding_size"}, where);
   config_check_positive(where, "embedding_size", config.embedding_size);
 }

@@ -61,8 +61,7 @@ Gpt2Config gpt2_config_read(const std::string& path) {
 }
 
 void gpt2_config_check(const Gpt2Config& config, std::string_view where) {
-  check(config.model_type == "gpt2", where, "\"model_type\" is \"", config.model_type,
-        "\", not \"gpt2\"");
+  config_check_model_type(where, config.model_type, "gpt2");
   config_check_positive(where, "vocab_size", config.vocab_size);
   config_check_positive(where, "n_positions", config.n_positions);
   config_check_positive(where, "n_embd", config.n_embd);
