@@ -1,7 +1,7 @@
 // The command line end to end: `kiln train` from a config with evaluation, checkpoints and
 // reports; `kiln evaluate` and `kiln predict` on the saved model; DistilBERT, RoBERTa and ELECTRA
-// trained, evaluated and predicting as BERT; a bare BertModel checkpoint
-// getting a new classifier; --help listing every flag with its default.
+// trained, evaluated and predicting as BERT; a bare BertModel checkpoint getting a new
+// classifier; --help listing every flag with its default.
 #include <gtest/gtest.h>
 
 #include <regex>

@@ -139,7 +139,7 @@ class EncoderFamily final : public ModelFamily {
   const Config& config_of(const PretrainedConfig& config) const {
     const auto* found = dynamic_cast<const Config*>(&config);
     check(found != nullptr, parts_.model_type, "the config of model_type \"", config.model_type,
-          "\" is not a ", parts_.model_type, " config");
+          "\" is not ", parts_.model_type, "'s");
     return *found;
   }
 
