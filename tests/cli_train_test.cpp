@@ -11,6 +11,7 @@
 #include "kiln/models/bert_pretrained.h"
 #include "kiln/models/model_family.h"
 #include "kiln/train/training_arguments_fields.h"
+#include "transformers_test_util.h"
 
 namespace kiln {
 namespace {
@@ -149,7 +150,8 @@ TEST(CliTrain, TrainingLearnsASeparableTask) {
 
 // Every family trains as BERT does (the test above): from a user's config.json for it, the
 // model learns and is saved as the family's ...ForSequenceClassification, which `kiln evaluate`
-// scores as training's last evaluation did and `kiln predict` labels.
+// scores as training's last evaluation did, `kiln predict` labels, and transformers loads
+// (tests/fixtures_gen/make_bert_fixtures.py --check-kiln-predictions, at test time).
 struct Family {
   std::string model_type;
   std::string architecture;
@@ -192,6 +194,17 @@ TEST_P(CliTrainFamily, LearnsASeparableTaskThenEvaluatesAndPredicts) {
     ASSERT_TRUE(std::getline(text, line));
     EXPECT_TRUE(line == std::to_string(i) + "\t0" || line == std::to_string(i) + "\t1") << line;
   }
+
+  // transformers loads the saved folder, tokenizer included (DistilBERT's gives no
+  // token_type_ids, which its model refuses), and gives kiln predict's probabilities.
+  KILN_REQUIRE_TRANSFORMERS();
+  testing::CommandResult checked = testing::run_command(
+      testing::python_command() + " " KILN_SOURCE_DIR "/tests/fixtures_gen/make_bert_fixtures.py"
+      " --check-kiln-predictions " + out.string() + " " + test.string() + " " +
+      (dir / "pred" / "predict_results.jsonl").string());
+  EXPECT_EQ(checked.exit_code, 0) << checked.output;
+  EXPECT_NE(checked.output.find("probabilities: max |diff|"), std::string::npos)
+      << checked.output;
 }
 
 INSTANTIATE_TEST_SUITE_P(
