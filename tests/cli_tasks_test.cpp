@@ -19,16 +19,24 @@ using testing::run_kiln;
 using testing::write_questions;
 using testing::write_text_corpus;
 
+// The flags of the recipes' small runs.
+const std::string common = " --per_device_train_batch_size 4 --learning_rate 1e-2"
+                           " --disable_tqdm --seed 3 --save_strategy no";
+
+// kiln train --task mlm from the model of the flags `model` on a generated corpus of 40 lines
+// (dir/corpus.txt, 20% held out), into dir/mlm.
+testing::CommandResult pretrain_masked_lm(const fs::path& dir, const std::string& model) {
+  return run_kiln("train --task mlm " + model + common + " --train_file " +
+                  write_text_corpus(dir).string() +
+                  " --max_seq_length 8 --validation_split_percentage 20 --do_eval --output_dir " +
+                  (dir / "mlm").string());
+}
+
 TEST(CliTasks, PretrainMaskedLmThenFineTuneForClassificationAndQa) {
   fs::path dir = testing::scratch_folder();
   std::string model = testing::write_tiny_model_files(dir / "model");
-  const std::string common = " --per_device_train_batch_size 4 --learning_rate 1e-2"
-                             " --disable_tqdm --seed 3 --save_strategy no";
   fs::path mlm = dir / "mlm";
-  testing::CommandResult pretrained = run_kiln(
-      "train --task mlm " + model + common + " --train_file " + write_text_corpus(dir).string() +
-      " --max_seq_length 8 --validation_split_percentage 20 --do_eval --output_dir " +
-      mlm.string());
+  testing::CommandResult pretrained = pretrain_masked_lm(dir, model);
   ASSERT_EQ(pretrained.exit_code, 0) << pretrained.output;
   EXPECT_NE(pretrained.output.find("validation: holding out 8 of the 40 lines"), std::string::npos)
       << pretrained.output;
@@ -124,13 +132,8 @@ TEST(CliTasks, PretrainMaskedLmThenFineTuneForClassificationAndQa) {
 TEST(CliTasks, RobertaPretrainsThenAnswersQuestions) {
   fs::path dir = testing::scratch_folder();
   std::string model = testing::write_tiny_family_model(dir / "model", "roberta");
-  const std::string common = " --per_device_train_batch_size 4 --learning_rate 1e-2"
-                             " --disable_tqdm --seed 3 --save_strategy no";
   fs::path mlm = dir / "mlm";
-  testing::CommandResult pretrained = run_kiln(
-      "train --task mlm " + model + common + " --train_file " + write_text_corpus(dir).string() +
-      " --max_seq_length 8 --validation_split_percentage 20 --do_eval --output_dir " +
-      mlm.string());
+  testing::CommandResult pretrained = pretrain_masked_lm(dir, model);
   ASSERT_EQ(pretrained.exit_code, 0) << pretrained.output;
   std::unique_ptr<PretrainedConfig> config = model_config_read((mlm / "config.json").string());
   EXPECT_EQ(config->architectures, std::vector<std::string>{"RobertaForMaskedLM"});

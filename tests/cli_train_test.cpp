@@ -43,6 +43,25 @@ std::vector<nlohmann::json> eval_entries(const fs::path& out) {
   return evals;
 }
 
+// kiln predict with the model in `out` on the 5 rows of `test` into `pred`: predict_results.txt
+// labels each row with one of the two `labels`.
+void expect_predicts_labels(const fs::path& out, const fs::path& test, const fs::path& pred,
+                            const std::vector<std::string>& labels) {
+  testing::CommandResult predicted =
+      run_kiln("predict --model_name_or_path " + out.string() + " " +
+               testing::quick_run_flags(pred) + " --test_file " + test.string());
+  ASSERT_EQ(predicted.exit_code, 0) << predicted.output;
+  std::istringstream text(testing::read_text(pred / "predict_results.txt"));
+  std::string line;
+  std::getline(text, line);
+  EXPECT_EQ(line, "index\tprediction");
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(std::getline(text, line));
+    const std::string index = std::to_string(i) + "\t";
+    EXPECT_TRUE(line == index + labels[0] || line == index + labels[1]) << line;
+  }
+}
+
 TEST(CliTrain, TrainEvaluatePredictEndToEnd) {
   fs::path dir = testing::scratch_folder();
   std::string model = testing::write_tiny_model_files(dir / "model");
@@ -98,18 +117,8 @@ TEST(CliTrain, TrainEvaluatePredictEndToEnd) {
   EXPECT_EQ(again["eval_accuracy"], results["eval_accuracy"]);
   EXPECT_NEAR(again["eval_loss"].get<double>(), results["eval_loss"].get<double>(), 1e-9);
 
-  testing::CommandResult predicted =
-      run_kiln("predict --model_name_or_path " + out.string() + " " +
-               testing::quick_run_flags(dir / "pred") + " --test_file " + test.string());
-  ASSERT_EQ(predicted.exit_code, 0) << predicted.output;
-  std::istringstream text(testing::read_text(dir / "pred" / "predict_results.txt"));
+  expect_predicts_labels(out, test, dir / "pred", {"neg", "pos"});
   std::string line;
-  std::getline(text, line);
-  EXPECT_EQ(line, "index\tprediction");
-  for (int i = 0; i < 5; ++i) {
-    ASSERT_TRUE(std::getline(text, line));
-    EXPECT_TRUE(line == std::to_string(i) + "\tneg" || line == std::to_string(i) + "\tpos") << line;
-  }
   std::istringstream jsonl(testing::read_text(dir / "pred" / "predict_results.jsonl"));
   ASSERT_TRUE(std::getline(jsonl, line));
   nlohmann::json first = nlohmann::json::parse(line);
@@ -169,12 +178,10 @@ TEST_P(CliTrainFamily, LearnsASeparableTaskThenEvaluatesAndPredicts) {
   EXPECT_EQ(config->model_type, family.model_type);
   EXPECT_EQ(config->architectures, std::vector<std::string>{family.architecture});
 
-  const std::string data_flags =
-      " --no_header --column_names label,source,text --max_seq_length 16 --disable_tqdm";
-  testing::CommandResult evaluated = run_kiln(
-      "evaluate --model_name_or_path " + out.string() + data_flags + " --seed 3 --train_file " +
-      (dir / "train.tsv").string() + " --validation_split_percentage 20 --output_dir " +
-      (dir / "eval").string());
+  testing::CommandResult evaluated =
+      run_kiln("evaluate --model_name_or_path " + out.string() + " " +
+               testing::quick_run_flags(dir / "eval") + " --train_file " +
+               (dir / "train.tsv").string() + " --validation_split_percentage 20");
   ASSERT_EQ(evaluated.exit_code, 0) << evaluated.output;
   nlohmann::json again = read_json(dir / "eval" / "eval_results.json");
   const nlohmann::json last = eval_entries(out).back();
@@ -182,18 +189,7 @@ TEST_P(CliTrainFamily, LearnsASeparableTaskThenEvaluatesAndPredicts) {
   EXPECT_NEAR(again["eval_loss"].get<double>(), last["eval_loss"].get<double>(), 1e-9);
 
   fs::path test = testing::write_sentiment_tsv(dir / "test.tsv", 5, 22);
-  testing::CommandResult predicted =
-      run_kiln("predict --model_name_or_path " + out.string() + data_flags + " --test_file " +
-               test.string() + " --output_dir " + (dir / "pred").string());
-  ASSERT_EQ(predicted.exit_code, 0) << predicted.output;
-  std::istringstream text(testing::read_text(dir / "pred" / "predict_results.txt"));
-  std::string line;
-  std::getline(text, line);
-  EXPECT_EQ(line, "index\tprediction");
-  for (int i = 0; i < 5; ++i) {
-    ASSERT_TRUE(std::getline(text, line));
-    EXPECT_TRUE(line == std::to_string(i) + "\t0" || line == std::to_string(i) + "\t1") << line;
-  }
+  expect_predicts_labels(out, test, dir / "pred", {"0", "1"});
 
   // transformers loads the saved folder, tokenizer included (DistilBERT's gives no
   // token_type_ids, which its model refuses), and gives kiln predict's probabilities.

@@ -7,13 +7,6 @@
 #include "kiln/models/encoder_family.h"
 
 namespace kiln {
-namespace {
-
-int64_t distilbert_max_positions(const DistilBertConfig& config) {
-  return config.max_position_embeddings;
-}
-
-}  // namespace
 
 const ModelFamily& distilbert_family() {
   static const EncoderFamily family(EncoderParts{
@@ -27,7 +20,7 @@ const ModelFamily& distilbert_family() {
       .load_weights = distilbert_load_weights,
       .save_pretrained = distilbert_save_pretrained,
       .takes_token_type_ids = false,
-      .max_positions = distilbert_max_positions,
+      .max_positions = max_position_embeddings<DistilBertConfig>,
       .wordpiece_tokenizer_class = "DistilBertTokenizer",
   });
   return family;

@@ -8,13 +8,6 @@
 #include "kiln/models/encoder_family.h"
 
 namespace kiln {
-namespace {
-
-int64_t electra_max_positions(const ElectraConfig& config) {
-  return config.max_position_embeddings;
-}
-
-}  // namespace
 
 const ModelFamily& electra_family() {
   static const EncoderFamily family(EncoderParts{
@@ -28,7 +21,7 @@ const ModelFamily& electra_family() {
       .load_weights = electra_load_weights,
       .save_pretrained = electra_save_pretrained,
       .takes_token_type_ids = true,
-      .max_positions = electra_max_positions,
+      .max_positions = max_position_embeddings<ElectraConfig>,
   });
   return family;
 }

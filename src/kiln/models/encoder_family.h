@@ -4,9 +4,11 @@
 // over heads and the loss counts are written once. Included by the *_family.cpp files only.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kiln/ir/error.h"
 #include "kiln/models/model_family.h"
@@ -34,6 +36,12 @@ struct EncoderParts {
   int64_t (*max_positions)(const Config& config);
   std::string_view wordpiece_tokenizer_class = {};  // see ModelFamily
 };
+
+// EncoderParts::max_positions of the families whose position ids start at 0.
+template <typename Config>
+int64_t max_position_embeddings(const Config& config) {
+  return config.max_position_embeddings;
+}
 
 // An Error naming `model_type`: the encoder families have no causal LM head.
 [[noreturn]] void encoder_missing_head(std::string_view model_type);
