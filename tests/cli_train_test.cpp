@@ -165,6 +165,7 @@ struct Family {
   std::string model_type;
   std::string architecture;
 };
+void PrintTo(const Family& family, std::ostream* out) { *out << family.model_type; }
 class CliTrainFamily : public ::testing::TestWithParam<Family> {};
 
 TEST_P(CliTrainFamily, LearnsASeparableTaskThenEvaluatesAndPredicts) {
