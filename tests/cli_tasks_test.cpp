@@ -1,12 +1,14 @@
 // The qa and mlm recipes end to end on tiny models: masked-LM pretraining, then fine-tuning its
 // checkpoint for classification and for question answering (new heads initialised and logged
-// as transformers does), QA prediction files, and the recipes' bad inputs.
+// as transformers does), QA prediction files, both on RoBERTa with byte-level BPE, and the
+// recipes' bad inputs.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "cli_test_util.h"
 #include "kiln/io/squad_dataset.h"
+#include "kiln/models/model_family.h"
 
 namespace kiln {
 namespace {
@@ -17,16 +19,24 @@ using testing::run_kiln;
 using testing::write_questions;
 using testing::write_text_corpus;
 
+// The flags of the recipes' small runs.
+const std::string common = " --per_device_train_batch_size 4 --learning_rate 1e-2"
+                           " --disable_tqdm --seed 3 --save_strategy no";
+
+// kiln train --task mlm from the model of the flags `model` on a generated corpus of 40 lines
+// (dir/corpus.txt, 20% held out), into dir/mlm.
+testing::CommandResult pretrain_masked_lm(const fs::path& dir, const std::string& model) {
+  return run_kiln("train --task mlm " + model + common + " --train_file " +
+                  write_text_corpus(dir).string() +
+                  " --max_seq_length 8 --validation_split_percentage 20 --do_eval --output_dir " +
+                  (dir / "mlm").string());
+}
+
 TEST(CliTasks, PretrainMaskedLmThenFineTuneForClassificationAndQa) {
   fs::path dir = testing::scratch_folder();
   std::string model = testing::write_tiny_model_files(dir / "model");
-  const std::string common = " --per_device_train_batch_size 4 --learning_rate 1e-2"
-                             " --disable_tqdm --seed 3 --save_strategy no";
   fs::path mlm = dir / "mlm";
-  testing::CommandResult pretrained = run_kiln(
-      "train --task mlm " + model + common + " --train_file " + write_text_corpus(dir).string() +
-      " --max_seq_length 8 --validation_split_percentage 20 --do_eval --output_dir " +
-      mlm.string());
+  testing::CommandResult pretrained = pretrain_masked_lm(dir, model);
   ASSERT_EQ(pretrained.exit_code, 0) << pretrained.output;
   EXPECT_NE(pretrained.output.find("validation: holding out 8 of the 40 lines"), std::string::npos)
       << pretrained.output;
@@ -114,6 +124,58 @@ TEST(CliTasks, PretrainMaskedLmThenFineTuneForClassificationAndQa) {
   EXPECT_EQ(again["eval_f1"], results["eval_f1"]);
   EXPECT_EQ(again["eval_exact"], results["eval_exact"]);
   EXPECT_EQ(read_json(dir / "qa-eval" / "eval_predictions.json"), predictions);
+}
+
+// The same recipes on RoBERTa with its byte-level BPE tokenizer (tests/fixtures/tokenizer_bpe):
+// masked-LM pretraining masks with <mask>, and question answering maps answers through
+// byte-level offsets, which exclude a token's leading space (trim_offsets).
+TEST(CliTasks, RobertaPretrainsThenAnswersQuestions) {
+  fs::path dir = testing::scratch_folder();
+  std::string model = testing::write_tiny_family_model(dir / "model", "roberta");
+  fs::path mlm = dir / "mlm";
+  testing::CommandResult pretrained = pretrain_masked_lm(dir, model);
+  ASSERT_EQ(pretrained.exit_code, 0) << pretrained.output;
+  std::unique_ptr<PretrainedConfig> config = model_config_read((mlm / "config.json").string());
+  EXPECT_EQ(config->architectures, std::vector<std::string>{"RobertaForMaskedLM"});
+  nlohmann::json eval = read_json(mlm / "eval_results.json");
+  EXPECT_DOUBLE_EQ(eval["perplexity"].get<double>(), std::exp(eval["eval_loss"].get<double>()));
+
+  fs::path questions = write_questions(dir);
+  fs::path qa = dir / "qa";
+  testing::CommandResult answered = run_kiln(
+      "train --task qa --version_2_with_negative --model_name_or_path " + mlm.string() + common +
+      " --train_file " + questions.string() + " --test_file " + questions.string() +
+      " --max_seq_length 16 --doc_stride 4 --num_train_epochs 1 --do_predict --output_dir " +
+      qa.string());
+  ASSERT_EQ(answered.exit_code, 0) << answered.output;
+  // transformers' names: RoBERTa's masked-LM head is lm_head, its span head qa_outputs.
+  EXPECT_NE(answered.output.find("were not used when initializing RobertaForQuestionAnswering: "
+                                 "['lm_head.bias', 'lm_head.dense.bias'"),
+            std::string::npos)
+      << answered.output;
+  EXPECT_NE(answered.output.find("Some weights of RobertaForQuestionAnswering were not "
+                                 "initialized from the model checkpoint at " + mlm.string() +
+                                 " and are newly initialized: ['qa_outputs.bias', "
+                                 "'qa_outputs.weight']"),
+            std::string::npos)
+      << answered.output;
+  EXPECT_EQ(model_config_read((qa / "config.json").string())->architectures,
+            std::vector<std::string>{"RobertaForQuestionAnswering"});
+  // Every candidate answer is a span of its context between token boundaries, which for
+  // byte-level BPE with trim_offsets lie after a word's space, never on it.
+  EXPECT_EQ(read_json(qa / "predict_predictions.json").size(), 12u);
+  nlohmann::json nbest = read_json(qa / "predict_nbest_predictions.json");
+  size_t spans = 0;
+  for (const SquadExample& example : load_squad(questions.string()).examples) {
+    for (const nlohmann::json& candidate : nbest.at(example.id)) {
+      const std::string text = candidate["text"].get<std::string>();
+      if (text.empty()) continue;  // the null answer (version 2)
+      ++spans;
+      EXPECT_NE(example.context.find(text), std::string::npos) << example.id << ": " << text;
+      EXPECT_TRUE(text.front() != ' ' && text.back() != ' ') << example.id << ": '" << text << "'";
+    }
+  }
+  EXPECT_GT(spans, 12u);
 }
 
 TEST(CliTasks, RecipeInputErrorsNameTheFlagOrFile) {

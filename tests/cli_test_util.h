@@ -24,6 +24,40 @@ inline std::string write_tiny_model_files(const fs::path& dir, double dropout = 
   return "--config_name " + (dir / "config.json").string() + " --tokenizer_name " + vocab.string();
 }
 
+// A tiny model of `model_type` (bert, distilbert, roberta or electra: one layer, hidden 8, no
+// dropout) in `dir`: config.json as a user writes it, and its tokenizer, vocab.txt above or for
+// RoBERTa the byte-level BPE of tests/fixtures/tokenizer_bpe/roberta. Returns the flags that
+// start a model from them.
+inline std::string write_tiny_family_model(const fs::path& dir, const std::string& model_type) {
+  if (model_type == "bert") return write_tiny_model_files(dir);
+  fs::create_directories(dir);
+  const bool roberta = model_type == "roberta";
+  const std::string tokenizer = roberta
+                                    ? KILN_SOURCE_DIR "/tests/fixtures/tokenizer_bpe/roberta"
+                                    : write_vocab(dir).string();
+  const int32_t vocab_size =
+      (roberta ? tokenizer_load(tokenizer) : tokenizer_load_vocab(tokenizer)).vocab_size();
+  nlohmann::json config = {{"model_type", model_type}, {"vocab_size", vocab_size}};
+  if (model_type == "distilbert") {
+    // Weights drawn 5 times wider than transformers' default: at dim 8, DistilBERT's classifier
+    // (pre_classifier, ReLU) stays on the chance plateau for 4 epochs from 0.02.
+    config.update({{"initializer_range", 0.1}, {"dim", 8}, {"n_heads", 2}, {"n_layers", 1},
+                   {"hidden_dim", 16}, {"max_position_embeddings", 32}, {"dropout", 0.0},
+                   {"attention_dropout", 0.0}, {"seq_classif_dropout", 0.0},
+                   {"qa_dropout", 0.0}});
+  } else {
+    config.update({{"hidden_size", 8}, {"num_attention_heads", 2}, {"num_hidden_layers", 1},
+                   {"intermediate_size", 16}, {"hidden_dropout_prob", 0.0},
+                   {"attention_probs_dropout_prob", 0.0}, {"max_position_embeddings", 32}});
+  }
+  // ELECTRA's embeddings narrower than its hidden states, projected; RoBERTa's positions count
+  // from pad_token_id + 1, so 32 tokens need 34 of them.
+  if (model_type == "electra") config["embedding_size"] = 6;
+  if (roberta) config.update({{"max_position_embeddings", 34}, {"type_vocab_size", 1}});
+  write_text(dir / "config.json", config.dump(2));
+  return "--config_name " + (dir / "config.json").string() + " --tokenizer_name " + tokenizer;
+}
+
 // A JSON file a run wrote (eval_results.json, predictions.json, ...).
 inline nlohmann::json read_json(const fs::path& path) {
   return nlohmann::json::parse(read_text(path));

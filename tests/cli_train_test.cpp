@@ -1,6 +1,7 @@
 // The command line end to end: `kiln train` from a config with evaluation, checkpoints and
-// reports; `kiln evaluate` and `kiln predict` on the saved model; a bare BertModel checkpoint
-// getting a new classifier; --help listing every flag with its default.
+// reports; `kiln evaluate` and `kiln predict` on the saved model; DistilBERT, RoBERTa and ELECTRA
+// trained, evaluated and predicting as BERT; a bare BertModel checkpoint getting a new
+// classifier; --help listing every flag with its default.
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -8,7 +9,9 @@
 #include "cli_test_util.h"
 #include "kiln/io/dataset_order.h"
 #include "kiln/models/bert_pretrained.h"
+#include "kiln/models/model_family.h"
 #include "kiln/train/training_arguments_fields.h"
+#include "transformers_test_util.h"
 
 namespace kiln {
 namespace {
@@ -17,10 +20,12 @@ namespace fs = std::filesystem;
 using testing::read_json;
 using testing::run_kiln;
 
-// kiln train on 400 generated sentiment rows (dir/train.tsv, 20% held out) from a tiny model,
-// evaluating before training and after each of 4 epochs, into dir/out; `flags` are added last.
-testing::CommandResult train_evaluating_each_epoch(const fs::path& dir, const std::string& flags) {
-  std::string model = testing::write_tiny_model_files(dir / "model");
+// kiln train on 400 generated sentiment rows (dir/train.tsv, 20% held out) from a tiny model
+// (BERT, or the family `model_type`), evaluating before training and after each of 4 epochs, into
+// dir/out; `flags` are added last.
+testing::CommandResult train_evaluating_each_epoch(const fs::path& dir, const std::string& flags,
+                                                   const std::string& model_type = "bert") {
+  std::string model = testing::write_tiny_family_model(dir / "model", model_type);
   fs::path train = testing::write_sentiment_tsv(dir / "train.tsv", 400, 31);
   return run_kiln("train " + model + " " + testing::quick_run_flags(dir / "out") +
                   " --train_file " + train.string() +
@@ -36,6 +41,25 @@ std::vector<nlohmann::json> eval_entries(const fs::path& out) {
     if (entry.contains("eval_loss")) evals.push_back(entry);
   }
   return evals;
+}
+
+// kiln predict with the model in `out` on the 5 rows of `test` into `pred`: predict_results.txt
+// labels each row with one of the two `labels`.
+void expect_predicts_labels(const fs::path& out, const fs::path& test, const fs::path& pred,
+                            const std::vector<std::string>& labels) {
+  testing::CommandResult predicted =
+      run_kiln("predict --model_name_or_path " + out.string() + " " +
+               testing::quick_run_flags(pred) + " --test_file " + test.string());
+  ASSERT_EQ(predicted.exit_code, 0) << predicted.output;
+  std::istringstream text(testing::read_text(pred / "predict_results.txt"));
+  std::string line;
+  std::getline(text, line);
+  EXPECT_EQ(line, "index\tprediction");
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(std::getline(text, line));
+    const std::string index = std::to_string(i) + "\t";
+    EXPECT_TRUE(line == index + labels[0] || line == index + labels[1]) << line;
+  }
 }
 
 TEST(CliTrain, TrainEvaluatePredictEndToEnd) {
@@ -93,18 +117,8 @@ TEST(CliTrain, TrainEvaluatePredictEndToEnd) {
   EXPECT_EQ(again["eval_accuracy"], results["eval_accuracy"]);
   EXPECT_NEAR(again["eval_loss"].get<double>(), results["eval_loss"].get<double>(), 1e-9);
 
-  testing::CommandResult predicted =
-      run_kiln("predict --model_name_or_path " + out.string() + " " +
-               testing::quick_run_flags(dir / "pred") + " --test_file " + test.string());
-  ASSERT_EQ(predicted.exit_code, 0) << predicted.output;
-  std::istringstream text(testing::read_text(dir / "pred" / "predict_results.txt"));
+  expect_predicts_labels(out, test, dir / "pred", {"neg", "pos"});
   std::string line;
-  std::getline(text, line);
-  EXPECT_EQ(line, "index\tprediction");
-  for (int i = 0; i < 5; ++i) {
-    ASSERT_TRUE(std::getline(text, line));
-    EXPECT_TRUE(line == std::to_string(i) + "\tneg" || line == std::to_string(i) + "\tpos") << line;
-  }
   std::istringstream jsonl(testing::read_text(dir / "pred" / "predict_results.jsonl"));
   ASSERT_TRUE(std::getline(jsonl, line));
   nlohmann::json first = nlohmann::json::parse(line);
@@ -114,13 +128,9 @@ TEST(CliTrain, TrainEvaluatePredictEndToEnd) {
   EXPECT_EQ(first["index"], 0);
 }
 
-// Not only files: training learns. On a task a bag of words separates (the sign of the
-// sentiment words decides the label), the eval loss falls from the untrained model's and the
+// The eval loss of the model `trained` left in dir/out falls from the untrained model's, and its
 // accuracy beats always answering the most common label.
-TEST(CliTrain, TrainingLearnsASeparableTask) {
-  fs::path dir = testing::scratch_folder();
-  testing::CommandResult trained = train_evaluating_each_epoch(dir, "");
-  ASSERT_EQ(trained.exit_code, 0) << trained.output;
+void expect_learned(const fs::path& dir, const testing::CommandResult& trained) {
   std::vector<nlohmann::json> evals = eval_entries(dir / "out");
   ASSERT_EQ(evals.size(), 5u);  // before training, then after each epoch
   const double first_loss = evals.front()["eval_loss"].get<double>();
@@ -136,6 +146,70 @@ TEST(CliTrain, TrainingLearnsASeparableTask) {
   const double majority = std::max<double>(positive, 80 - positive) / 80.0;
   EXPECT_GT(evals.back()["eval_accuracy"].get<double>(), majority + 0.1) << trained.output;
 }
+
+// Not only files: training learns. On a task a bag of words separates (the sign of the
+// sentiment words decides the label), the eval loss falls from the untrained model's and the
+// accuracy beats always answering the most common label.
+TEST(CliTrain, TrainingLearnsASeparableTask) {
+  fs::path dir = testing::scratch_folder();
+  testing::CommandResult trained = train_evaluating_each_epoch(dir, "");
+  ASSERT_EQ(trained.exit_code, 0) << trained.output;
+  expect_learned(dir, trained);
+}
+
+// Every family trains as BERT does (the test above): from a user's config.json for it, the
+// model learns and is saved as the family's ...ForSequenceClassification, which `kiln evaluate`
+// scores as training's last evaluation did, `kiln predict` labels, and transformers loads
+// (tests/fixtures_gen/make_bert_fixtures.py --check-kiln-predictions, at test time).
+struct Family {
+  std::string model_type;
+  std::string architecture;
+};
+void PrintTo(const Family& family, std::ostream* out) { *out << family.model_type; }
+class CliTrainFamily : public ::testing::TestWithParam<Family> {};
+
+TEST_P(CliTrainFamily, LearnsASeparableTaskThenEvaluatesAndPredicts) {
+  const Family& family = GetParam();
+  fs::path dir = testing::scratch_folder();
+  testing::CommandResult trained = train_evaluating_each_epoch(dir, "", family.model_type);
+  ASSERT_EQ(trained.exit_code, 0) << trained.output;
+  expect_learned(dir, trained);
+  const fs::path out = dir / "out";
+  std::unique_ptr<PretrainedConfig> config = model_config_read((out / "config.json").string());
+  EXPECT_EQ(config->model_type, family.model_type);
+  EXPECT_EQ(config->architectures, std::vector<std::string>{family.architecture});
+
+  testing::CommandResult evaluated =
+      run_kiln("evaluate --model_name_or_path " + out.string() + " " +
+               testing::quick_run_flags(dir / "eval") + " --train_file " +
+               (dir / "train.tsv").string() + " --validation_split_percentage 20");
+  ASSERT_EQ(evaluated.exit_code, 0) << evaluated.output;
+  nlohmann::json again = read_json(dir / "eval" / "eval_results.json");
+  const nlohmann::json last = eval_entries(out).back();
+  EXPECT_EQ(again["eval_accuracy"], last["eval_accuracy"]);
+  EXPECT_NEAR(again["eval_loss"].get<double>(), last["eval_loss"].get<double>(), 1e-9);
+
+  fs::path test = testing::write_sentiment_tsv(dir / "test.tsv", 5, 22);
+  expect_predicts_labels(out, test, dir / "pred", {"0", "1"});
+
+  // transformers loads the saved folder, tokenizer included (DistilBERT's gives no
+  // token_type_ids, which its model refuses), and gives kiln predict's probabilities.
+  KILN_REQUIRE_TRANSFORMERS();
+  testing::CommandResult checked = testing::run_command(
+      testing::python_command() + " " KILN_SOURCE_DIR "/tests/fixtures_gen/make_bert_fixtures.py"
+      " --check-kiln-predictions " + out.string() + " " + test.string() + " " +
+      (dir / "pred" / "predict_results.jsonl").string());
+  EXPECT_EQ(checked.exit_code, 0) << checked.output;
+  EXPECT_NE(checked.output.find("probabilities: max |diff|"), std::string::npos)
+      << checked.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Families, CliTrainFamily,
+    ::testing::Values(Family{"distilbert", "DistilBertForSequenceClassification"},
+                      Family{"roberta", "RobertaForSequenceClassification"},
+                      Family{"electra", "ElectraForSequenceClassification"}),
+    [](const auto& info) { return info.param.model_type; });
 
 // --max_train_samples, --max_eval_samples and --max_predict_samples keep the first examples of
 // each classification split, as run_glue.py's select(range(n)).

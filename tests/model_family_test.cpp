@@ -1,11 +1,15 @@
 // The seam between tasks and model families: transformers' class names and their heads, the
-// family registry by model_type, and BERT behind it (its config, names and parameters).
+// family registry by model_type, BERT behind it (its config, names and parameters), and the
+// encoder families (DistilBERT, RoBERTa, XLM-RoBERTa, ELECTRA) on checkpoints transformers wrote.
 #include "kiln/models/model_family.h"
 
 #include <gtest/gtest.h>
 
 #include "kiln/models/bert.h"
 #include "kiln/models/bert_heads.h"
+#include "kiln/models/distilbert_config.h"
+#include "kiln/models/electra_config.h"
+#include "kiln/models/roberta_config.h"
 #include "support/testing.h"
 
 namespace kiln {
@@ -35,10 +39,12 @@ TEST(ModelFamily, ArchitectureNamesGiveTheirHeads) {
 }
 
 TEST(ModelFamily, RegistryByModelType) {
-  EXPECT_EQ(model_types(), std::vector<std::string_view>{"bert"});
+  EXPECT_EQ(model_types(), (std::vector<std::string_view>{"bert", "distilbert", "roberta",
+                                                          "xlm-roberta", "electra"}));
   EXPECT_EQ(model_family("bert").model_type(), "bert");
   EXPECT_EQ(error_of([] { model_family("gpt2", "m/config.json"); }),
-            "[m/config.json] \"model_type\" is \"gpt2\"; Kiln builds bert");
+            "[m/config.json] \"model_type\" is \"gpt2\"; Kiln builds bert, distilbert, roberta, "
+            "xlm-roberta, electra");
   const std::string text =
       R"({"model_type": "bert", "hidden_size": 12, "num_attention_heads": 3,
           "architectures": ["BertForQuestionAnswering"]})";
@@ -49,7 +55,8 @@ TEST(ModelFamily, RegistryByModelType) {
   // Kiln's configs without model_type are BERT's.
   EXPECT_EQ(model_config_parse("{}", "c")->model_type, "bert");
   EXPECT_EQ(error_of([] { model_config_parse(R"({"model_type": "t5"})", "c"); }),
-            "[c] \"model_type\" is \"t5\"; Kiln builds bert");
+            "[c] \"model_type\" is \"t5\"; Kiln builds bert, distilbert, roberta, xlm-roberta, "
+            "electra");
 }
 
 TEST(ModelFamily, BertHeadsAndTheirClasses) {
@@ -83,6 +90,114 @@ TEST(ModelFamily, BertHeadsAndTheirClasses) {
             bert_for_masked_lm(graph, config, one_token).params.names());
   EXPECT_EQ(family.parameters(ModelHead::sequence_classification, graph, config).names(),
             bert_for_sequence_classification(graph, config, one_token).params.names());
+}
+
+// Each encoder family on the tiny checkpoints transformers saved (tests/fixtures_gen/): the folder's
+// config parses as the family's, the family names the class transformers wrote in
+// architectures, its head's parameters are exactly the checkpoint's, and the head's graph has
+// the head's outputs and a loss count.
+TEST(ModelFamily, EncoderFamiliesOnTransformersCheckpoints) {
+  const std::vector<std::pair<std::string, ModelHead>> folders = {
+      {"distilbert/classifier", ModelHead::sequence_classification},
+      {"distilbert/qa", ModelHead::question_answering},
+      {"distilbert/token", ModelHead::token_classification},
+      {"distilbert/mlm", ModelHead::masked_lm},
+      {"roberta/classifier", ModelHead::sequence_classification},
+      {"roberta/qa", ModelHead::question_answering},
+      {"roberta/token", ModelHead::token_classification},
+      {"roberta/mlm", ModelHead::masked_lm},
+      {"xlm_roberta/classifier", ModelHead::sequence_classification},
+      {"electra/classifier", ModelHead::sequence_classification},
+      {"electra/qa", ModelHead::question_answering},
+      {"electra/token", ModelHead::token_classification},
+      {"electra/mlm", ModelHead::masked_lm},
+  };
+  for (const auto& [folder, head] : folders) {
+    SCOPED_TRACE(folder);
+    const std::string dir = std::string(KILN_SOURCE_DIR) + "/tests/data/" + folder;
+    std::unique_ptr<PretrainedConfig> config = model_config_read(dir + "/config.json");
+    const ModelFamily& family = model_family(*config);
+    EXPECT_EQ(family.model_type(), config->model_type);
+    EXPECT_EQ(config_head(*config, "c"), head);
+    EXPECT_EQ(std::vector<std::string>{family.architecture(head)}, config->architectures);
+    Graph graph;
+    ParameterSet params = family.parameters(head, graph, *config);
+    LoadReport report = family.load_weights(params, dir, /*strict=*/false);
+    EXPECT_TRUE(report.missing.empty()) << report.missing.front();
+    EXPECT_TRUE(report.unexpected.empty()) << report.unexpected.front();
+
+    Graph task_graph;
+    ModelBuildOptions options;
+    options.batch_size = 2;
+    options.seq_len = 5;
+    TaskModel model = family.build(head, task_graph, *config, options);
+    const size_t outputs = head == ModelHead::question_answering ? 2
+                           : head == ModelHead::masked_lm        ? 0
+                                                                 : 1;
+    EXPECT_EQ(model.outputs.size(), outputs);
+    EXPECT_TRUE(model.loss.valid());
+    EXPECT_TRUE(model.loss_count.valid());
+    EXPECT_EQ(model.params.size(), params.size());
+  }
+}
+
+TEST(ModelFamily, EncoderFamiliesInputsAndSizes) {
+  // DistilBERT's tokenizer gives no token_type_ids and its graph takes none; RoBERTa's gives
+  // zeros, which its graph takes (as transformers' buffer of zeros).
+  EXPECT_FALSE(model_family("distilbert").takes_token_type_ids());
+  EXPECT_EQ(model_family("distilbert").wordpiece_tokenizer_class(), "DistilBertTokenizer");
+  for (const char* type : {"roberta", "xlm-roberta", "electra"}) {
+    EXPECT_TRUE(model_family(type).takes_token_type_ids()) << type;
+    EXPECT_EQ(model_family(type).wordpiece_tokenizer_class(), "") << type;
+  }
+  // roberta-base: 514 position embeddings, positions from pad_token_id 1 + 1: 512 tokens.
+  RobertaConfig roberta;
+  roberta.max_position_embeddings = 514;
+  EXPECT_EQ(model_family("roberta").max_positions(roberta), 512);
+  EXPECT_EQ(model_family("roberta").vocab_size(roberta), 50265);
+  ElectraConfig electra;
+  EXPECT_EQ(model_family("electra").max_positions(electra), 512);
+  DistilBertConfig distilbert;
+  distilbert.max_position_embeddings = 40;
+  EXPECT_EQ(model_family("distilbert").max_positions(distilbert), 40);
+  EXPECT_EQ(model_family("xlm-roberta").architecture(ModelHead::token_classification),
+            "XLMRobertaForTokenClassification");
+  EXPECT_EQ(error_of([] { model_family("electra").architecture(ModelHead::causal_lm); }),
+            "[electra] Kiln builds electra with sequence classification, question answering, "
+            "token classification and masked LM heads only");
+  // A config of another family is refused by name, not misread.
+  EXPECT_EQ(error_of([&] {
+              Graph graph;
+              model_family("electra").parameters(ModelHead::masked_lm, graph, roberta);
+            }),
+            "[electra] the config of model_type \"roberta\" is not electra's");
+}
+
+// The Trainer keeps a clone of the config: each family's clone is its own config, whole.
+TEST(ModelFamily, ConfigsCloneAsTheirFamily) {
+  ElectraConfig electra;
+  electra.embedding_size = 14;
+  electra.set_num_labels(3);
+  std::unique_ptr<PretrainedConfig> copy = electra.clone();
+  const auto* electra_copy = dynamic_cast<const ElectraConfig*>(copy.get());
+  ASSERT_NE(electra_copy, nullptr);
+  EXPECT_EQ(*electra_copy, electra);
+
+  RobertaConfig xlm("xlm-roberta");
+  xlm.id2label = {"neg", "pos"};
+  copy = xlm.clone();
+  const auto* xlm_copy = dynamic_cast<const RobertaConfig*>(copy.get());
+  ASSERT_NE(xlm_copy, nullptr);
+  EXPECT_EQ(*xlm_copy, xlm);
+  EXPECT_EQ(xlm_copy->model_type, "xlm-roberta");
+
+  DistilBertConfig distilbert;
+  distilbert.dim = 12;
+  distilbert.problem_type = "regression";
+  copy = distilbert.clone();
+  const auto* distilbert_copy = dynamic_cast<const DistilBertConfig*>(copy.get());
+  ASSERT_NE(distilbert_copy, nullptr);
+  EXPECT_EQ(*distilbert_copy, distilbert);
 }
 
 }  // namespace

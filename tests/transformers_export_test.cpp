@@ -36,28 +36,14 @@
 #include "kiln/models/roberta_pretrained.h"
 #include "shell_test_util.h"
 #include "support/testing.h"
+#include "transformers_test_util.h"
 
 namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
 using testing::BertFixture;
-
-std::string python_command() {
-  return std::string("PYTHONPATH='") + KILN_TEST_PYTHONPATH + "' '" + KILN_TEST_PYTHON + "'";
-}
-
-bool has_transformers() {
-  static const bool found =
-      testing::run_command(python_command() + " -c 'import torch, transformers'").exit_code == 0;
-  return found;
-}
-
-#define KILN_REQUIRE_TRANSFORMERS()                                                            \
-  KILN_SKIP_UNLESS(has_transformers(),                                                         \
-                   "no torch + transformers for " KILN_TEST_PYTHON                             \
-                   ": run scripts/setup.sh, or configure -DKILN_TEST_PYTHON=... "              \
-                   "-DKILN_TEST_PYTHONPATH=...")
+using testing::python_command;
 
 using testing::DistilBertFixture;
 

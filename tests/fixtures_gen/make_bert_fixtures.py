@@ -11,12 +11,17 @@ Usage (PyPI packages; CI does not need them):
   pip install torch transformers safetensors
   python3 tests/fixtures_gen/make_bert_fixtures.py
   python3 tests/fixtures_gen/make_bert_fixtures.py --check-kiln-export DIR [DIR ...]
+  python3 tests/fixtures_gen/make_bert_fixtures.py --check-kiln-predictions DIR TSV JSONL
 The second form (run by tests/transformers_export_test.cpp) loads each model that Kiln saved
 (DIR/config.json, DIR/model.safetensors; BERT, DistilBERT, RoBERTa, XLM-RoBERTa or ELECTRA) in
 transformers with the class config.json names, runs the batch in DIR/kiln_outputs.safetensors
-and compares each output with Kiln's.
+and compares each output with Kiln's. The third (run by tests/cli_train_test.cpp) loads a
+classifier `kiln train` saved, with its tokenizer (AutoTokenizer), and compares its class
+probabilities on the texts of TSV (label, source, text; 16 tokens at most) with those of
+`kiln predict` in JSONL (predict_results.jsonl).
 """
 import argparse
+import json
 import pathlib
 import sys
 
@@ -176,11 +181,38 @@ def check_kiln_export(folder):
     return ok
 
 
+def check_kiln_predictions(folder, tsv, jsonl):
+    """The class probabilities of DIR's classifier and tokenizer on the texts of TSV must be
+    those Kiln predicted (JSONL) to 1e-5."""
+    tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
+    config = transformers.AutoConfig.from_pretrained(folder)
+    model = getattr(transformers, config.architectures[0]).from_pretrained(
+        folder, attn_implementation="eager").eval()
+    with open(tsv, encoding="utf-8") as f:
+        texts = [line.rstrip("\n").split("\t")[2] for line in f]
+    inputs = tokenizer(texts, padding=True, truncation=True, max_length=16, return_tensors="pt")
+    with torch.no_grad():
+        probabilities = torch.softmax(model(**inputs).logits.double(), dim=-1)
+    with open(jsonl, encoding="utf-8") as f:
+        kiln = [json.loads(line)["probabilities"] for line in f]
+    expected = torch.tensor([[row[config.id2label[i]] for i in range(config.num_labels)]
+                             for row in kiln], dtype=torch.float64)
+    diff = (probabilities - expected).abs().max().item()
+    print(f"{folder}: {type(tokenizer).__name__} gives {sorted(inputs.keys())}; "
+          f"{type(model).__name__}'s probabilities: max |diff| = {diff:.3g}: "
+          f"{'OK' if diff <= 1e-5 else 'MISMATCH'}")
+    return diff <= 1e-5
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check-kiln-export", metavar="DIR", nargs="+",
                         help="compare transformers' logits on Kiln-saved models with Kiln's")
+    parser.add_argument("--check-kiln-predictions", metavar=("DIR", "TSV", "JSONL"), nargs=3,
+                        help="compare a classifier Kiln trained with kiln predict's output")
     args = parser.parse_args()
+    if args.check_kiln_predictions:
+        sys.exit(0 if check_kiln_predictions(*args.check_kiln_predictions) else 1)
     if args.check_kiln_export:
         results = [check_kiln_export(folder) for folder in args.check_kiln_export]
         sys.exit(0 if all(results) else 1)

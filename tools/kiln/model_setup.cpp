@@ -42,6 +42,19 @@ std::unique_ptr<PretrainedConfig> config_from_name(const std::string& name,
   return config;
 }
 
+// A WordPiece tokenizer whose files named no class takes the family's (as AutoTokenizer picks one
+// by model_type), so that the folder Kiln saves loads as the family's tokenizer.
+void name_tokenizer_class(std::optional<Tokenizer>& tokenizer, const ModelFamily& family) {
+  const TokenizerConfig& config = tokenizer->config();
+  if (config.model != TokenizerModel::wordpiece || !config.tokenizer_class.empty() ||
+      family.wordpiece_tokenizer_class().empty()) {
+    return;
+  }
+  TokenizerConfig named = config;
+  named.tokenizer_class = family.wordpiece_tokenizer_class();
+  tokenizer.emplace(std::move(named));
+}
+
 std::string name_list(const std::vector<std::string>& names) {
   std::string out = "[";
   for (size_t i = 0; i < names.size(); ++i) out += (i ? ", '" : "'") + names[i] + "'";
@@ -82,6 +95,7 @@ ModelSetup load_model_config(const TrainingArguments& args, const Task& task) {
   check(model.tokenizer->vocab_size() <= family.vocab_size(*model.config), "--tokenizer_name",
         "the tokenizer has ", model.tokenizer->vocab_size(),
         " tokens but the model's vocab_size is ", family.vocab_size(*model.config));
+  name_tokenizer_class(model.tokenizer, family);
   // The Trainer trains the head the architectures name.
   model.config->architectures = {family.architecture(task.head())};
   task.adapt_config(*model.config);

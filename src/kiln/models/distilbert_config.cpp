@@ -36,8 +36,6 @@ void integer_with_alias(ConfigFields& fields, const char* key, const char* alias
 
 }  // namespace
 
-void DistilBertConfig::set_num_labels(int64_t count) { id2label = config_default_labels(count); }
-
 DistilBertConfig distilbert_config_parse(std::string_view json_text, std::string_view where) {
   ConfigFields fields(json_text, where);
   DistilBertConfig config;

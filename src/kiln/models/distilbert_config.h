@@ -4,15 +4,20 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
+
+#include "kiln/models/pretrained_config.h"
 
 namespace kiln {
 
-struct DistilBertConfig {
+// DistilBertConfig's own fields; the labels, problem_type, architectures, model_type,
+// torch_dtype and the uninterpreted keys are PretrainedConfig's.
+struct DistilBertConfig : PretrainedConfig {
+  DistilBertConfig() : PretrainedConfig("distilbert") {}
+
   int64_t vocab_size = 30522;
   int64_t max_position_embeddings = 512;
   // true: the position embeddings start as a sin/cos table (ParameterInit::sinusoidal) and
@@ -31,19 +36,12 @@ struct DistilBertConfig {
   std::optional<int64_t> pad_token_id = 0;
   // The masked-LM head's vocab_projector.weight is the word embeddings (PretrainedConfig's key).
   bool tie_word_embeddings = true;
-  // The fields every family's config shares, as BertConfig has them.
-  std::optional<std::string> problem_type;
-  std::vector<std::string> id2label = {"LABEL_0", "LABEL_1"};
-  std::vector<std::string> architectures;
-  std::string model_type = "distilbert";
-  std::optional<std::string> torch_dtype;
-  std::map<std::string, std::string> extra;
 
-  int64_t num_labels() const { return static_cast<int64_t>(id2label.size()); }
   int64_t head_size() const { return dim / n_heads; }
-  // Replaces id2label by LABEL_0 .. LABEL_{n-1}, as transformers does for num_labels=n.
-  void set_num_labels(int64_t count);
 
+  std::unique_ptr<PretrainedConfig> clone() const override {
+    return std::make_unique<DistilBertConfig>(*this);
+  }
   bool operator==(const DistilBertConfig&) const = default;
 };
 

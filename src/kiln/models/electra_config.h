@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -16,6 +17,10 @@ struct ElectraConfig : BertConfig {
   ElectraConfig();
 
   int64_t embedding_size = 128;
+
+  std::unique_ptr<PretrainedConfig> clone() const override {
+    return std::make_unique<ElectraConfig>(*this);
+  }
 
   bool operator==(const ElectraConfig&) const = default;
 };

@@ -9,6 +9,9 @@
 #include "kiln/ir/error.h"
 #include "kiln/ir/ops.h"
 #include "kiln/models/bert_family.h"
+#include "kiln/models/distilbert_family.h"
+#include "kiln/models/electra_family.h"
+#include "kiln/models/roberta_family.h"
 
 namespace kiln {
 namespace {
@@ -17,6 +20,10 @@ namespace {
 std::span<const ModelFamily* const> families() {
   static const auto all = std::to_array<const ModelFamily*>({
       &bert_family(),
+      &distilbert_family(),
+      &roberta_family(),
+      &xlm_roberta_family(),
+      &electra_family(),
   });
   return all;
 }

@@ -80,6 +80,10 @@ class ModelFamily {
   virtual int64_t vocab_size(const PretrainedConfig& config) const = 0;
   // The longest sequence the model takes (max_position_embeddings, n_positions, ...).
   virtual int64_t max_positions(const PretrainedConfig& config) const = 0;
+  // Optional: tokenizer_config.json's tokenizer_class for a WordPiece tokenizer saved with the
+  // family's model when its own files named none, as the family's transformers tokenizer saves
+  // itself ("DistilBertTokenizer", which gives no token_type_ids); empty: BertTokenizer.
+  virtual std::string_view wordpiece_tokenizer_class() const { return {}; }
 };
 
 // TaskModel::loss_count for families' build(), by the head's labels. Sequence classification:

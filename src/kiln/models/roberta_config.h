@@ -3,6 +3,7 @@
 // from and written to config.json so that transformers' AutoConfig accepts the result.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,10 @@ namespace kiln {
 struct RobertaConfig : BertConfig {
   // RobertaConfig's defaults; model_type "xlm-roberta" gives XLMRobertaConfig's (vocab_size 30522).
   explicit RobertaConfig(std::string_view model_type = "roberta");
+
+  std::unique_ptr<PretrainedConfig> clone() const override {
+    return std::make_unique<RobertaConfig>(*this);
+  }
 };
 
 // Parses config.json text with model_type "roberta" or "xlm-roberta" (the defaults follow it);
