@@ -212,7 +212,9 @@ TEST(CliTasks, NerBeatsTheMajorityTagThenEvaluatesAndPredicts) {
   EXPECT_EQ(again["eval_accuracy"], eval["eval_accuracy"]);
 
   std::string words;
-  for (const nlohmann::json& row : rows) words += nlohmann::json{{"tokens", row["tokens"]}}.dump() + "\n";
+  for (const nlohmann::json& row : rows) {
+    words += nlohmann::json{{"tokens", row["tokens"]}}.dump() + "\n";
+  }
   testing::write_text(dir / "words.jsonl", words);
   testing::CommandResult predicted =
       run_kiln("predict --model_name_or_path " + (dir / "ner").string() + " --test_file " +

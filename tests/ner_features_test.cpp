@@ -1,7 +1,8 @@
-// Token classification data against run_ner.py (fixtures by tests/fixtures_gen/make_ner_fixtures.py):
-// word lists tokenized as is_split_into_words (ids and word_ids of transformers' WordPiece and
-// RoBERTa byte-level tokenizers), tokenize_and_align_labels with and without --label_all_tokens,
-// and compute_metrics' tags at the labelled tokens; then the data files' rules and errors.
+// Token classification data against run_ner.py (fixtures by
+// tests/fixtures_gen/make_ner_fixtures.py): word lists tokenized as is_split_into_words (ids and
+// word_ids of transformers' WordPiece and RoBERTa byte-level tokenizers),
+// tokenize_and_align_labels with and without --label_all_tokens, and compute_metrics' tags at
+// the labelled tokens; then the data files' rules and errors.
 #include <gtest/gtest.h>
 
 #include <map>

@@ -11,9 +11,9 @@ is_split_into_words=True by
 at max_seq_length 128 and, for truncation inside words, 12; each case with input_ids, word_ids
 and run_ner.py's labels with and without --label_all_tokens (tokenize_and_align_labels below is
 run_ner.py's, transformers examples/pytorch/token-classification/run_ner.py, with its label_list
-from get_label_list and its b_to_i_label map). The bert-base-uncased cases also get random logits and what
-run_ner.py's compute_metrics hands to seqeval from them: true_predictions and true_labels (the
-argmax tags and the reference tags at the tokens whose label is not -100).
+from get_label_list and its b_to_i_label map). The bert-base-uncased cases also get random
+logits and what run_ner.py's compute_metrics hands to seqeval from them: true_predictions and
+true_labels (the argmax tags and the reference tags at the tokens whose label is not -100).
 
 Needs transformers and tokenizers (no torch; recorded with transformers 5.25, tokenizers 0.23: the
 RoBERTa tokenizer.json needs tokenizers 0.20 or later); CI only reads the committed output.
@@ -27,6 +27,7 @@ from transformers import AutoTokenizer, BertTokenizerFast
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "tests/data/ner/features.json"
+VOCABS = ROOT / "data/vocab"
 TRAIN_ROWS = 40
 
 ADVERSARIAL = [
@@ -103,8 +104,8 @@ def main():
     label_list = get_label_list(tags for _, tags in examples)
     tokenizers = {
         # The vocabulary positionally: transformers 4's vocab_file, 5's vocab.
-        "bert-base-uncased": BertTokenizerFast(str(ROOT / "data/vocab/bert-base-uncased-vocab.txt")),
-        "austen-wordpiece-8k": BertTokenizerFast(str(ROOT / "data/vocab/austen-wordpiece-8k.txt")),
+        "bert-base-uncased": BertTokenizerFast(str(VOCABS / "bert-base-uncased-vocab.txt")),
+        "austen-wordpiece-8k": BertTokenizerFast(str(VOCABS / "austen-wordpiece-8k.txt")),
         "roberta": AutoTokenizer.from_pretrained(
             str(ROOT / "tests/fixtures/tokenizer_bpe/roberta"), add_prefix_space=True),
     }

@@ -23,23 +23,26 @@ std::string column_name(const Table& table, const std::string& flag, const char*
   return position < table.columns.size() ? table.columns[position] : "";
 }
 
-const Cell& cell_of(const Table& table, size_t row, const std::string& column, const char* flag) {
+// The row's JSON list in `column` (`flag` names the column's flag, `items` its contents).
+nlohmann::json list_of(const Table& table, size_t row, const std::string& column, const char* flag,
+                       const char* items) {
+  const std::string where = table.where(row);
   const std::optional<size_t> index = table.column_index(column);
-  check(index && table.cell(row, *index).type != CellType::missing, table.where(row),
-        "the row has no \"", column, "\" (", flag, ")");
-  return table.cell(row, *index);
+  check(index && table.cell(row, *index).type != CellType::missing, where, "the row has no \"",
+        column, "\" (", flag, ")");
+  const Cell& cell = table.cell(row, *index);
+  check(cell.type == CellType::nested, where, "\"", column, "\" must be a list of ", items,
+        ", not ", cell_type_name(cell.type));
+  nlohmann::json list = json_parse(cell.text, where);
+  check(list.is_array(), where, "\"", column, "\" must be a list of ", items, ", not an object");
+  return list;
 }
 
 std::vector<std::string> words_of(const Table& table, size_t row, const std::string& column) {
-  const Cell& cell = cell_of(table, row, column, "--text_column_name");
-  const std::string where = table.where(row);
-  check(cell.type == CellType::nested, where, "\"", column, "\" must be a list of words, not ",
-        cell_type_name(cell.type));
-  const nlohmann::json list = json_parse(cell.text, where);
-  check(list.is_array(), where, "\"", column, "\" must be a list of words, not an object");
   std::vector<std::string> words;
-  for (const nlohmann::json& word : list) {
-    check(word.is_string(), where, "\"", column, "\" must hold strings, not ", word.dump());
+  for (const nlohmann::json& word : list_of(table, row, column, "--text_column_name", "words")) {
+    check(word.is_string(), table.where(row), "\"", column, "\" must hold strings, not ",
+          word.dump());
     words.push_back(word.get<std::string>());
   }
   return words;
@@ -48,19 +51,13 @@ std::vector<std::string> words_of(const Table& table, size_t row, const std::str
 // The tags as strings; `integers` tells whether they were JSON integers (each row must agree).
 std::vector<std::string> tags_of(const Table& table, size_t row, const std::string& column,
                                  std::optional<bool>& integers) {
-  const Cell& cell = cell_of(table, row, column, "--label_column_name");
-  const std::string where = table.where(row);
-  check(cell.type == CellType::nested, where, "\"", column, "\" must be a list of tags, not ",
-        cell_type_name(cell.type));
-  const nlohmann::json list = json_parse(cell.text, where);
-  check(list.is_array(), where, "\"", column, "\" must be a list of tags, not an object");
   std::vector<std::string> tags;
-  for (const nlohmann::json& tag : list) {
+  for (const nlohmann::json& tag : list_of(table, row, column, "--label_column_name", "tags")) {
     const bool integer = tag.is_number_integer();
-    check(integer || tag.is_string(), where, "\"", column,
+    check(integer || tag.is_string(), table.where(row), "\"", column,
           "\" must hold strings or integers, not ", tag.dump());
     if (!integers) integers = integer;
-    check(*integers == integer, where, "\"", column, "\" mixes ",
+    check(*integers == integer, table.where(row), "\"", column, "\" mixes ",
           integer ? "integer tags with the string tags" : "string tags with the integer tags",
           " of the rows before");
     tags.push_back(integer ? tag.dump() : tag.get<std::string>());

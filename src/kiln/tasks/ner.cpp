@@ -98,7 +98,9 @@ class NerTask : public Task {
     const std::vector<std::string> labels = settle_labels(train ? &*train : nullptr, config, log);
     const Tokenizer words = words_tokenizer(tokenizer);
     TaskSplits data;
-    if (train) data.train = ner_split(std::move(*train), args.max_train_samples, words, labels, args);
+    if (train) {
+      data.train = ner_split(std::move(*train), args.max_train_samples, words, labels, args);
+    }
     if (wanted.eval) {
       NerDataset eval = read_ner_dataset(
           required_file(args.validation_file, "--validation_file",

@@ -65,7 +65,9 @@ std::vector<std::vector<std::string>> NerData::predicted_tags(
     const std::vector<int64_t> best =
         argmax_rows(std::vector<double>(logits.begin(), logits.end()), labels);
     for (size_t t = 0; t < wanted.size(); ++t) {
-      if (wanted[t] != kIgnoredLabel) tags[row].push_back(label_list_[static_cast<size_t>(best[t])]);
+      if (wanted[t] != kIgnoredLabel) {
+        tags[row].push_back(label_list_[static_cast<size_t>(best[t])]);
+      }
     }
   }
   return tags;
@@ -76,7 +78,9 @@ nlohmann::json NerData::metrics(const ForwardOutputs& outputs) const {
   std::vector<std::vector<std::string>> references(size());
   for (size_t row = 0; row < size(); ++row) {
     for (int32_t label : features_.labels[row]) {
-      if (label != kIgnoredLabel) references[row].push_back(label_list_[static_cast<size_t>(label)]);
+      if (label != kIgnoredLabel) {
+        references[row].push_back(label_list_[static_cast<size_t>(label)]);
+      }
     }
   }
   const SeqevalScores scores = seqeval_scores(references, predicted_tags(outputs));
