@@ -195,6 +195,11 @@ TEST(NerDataset, ErrorsNameTheFileAndLine) {
   EXPECT_EQ(error_of([&] { read_ner_dataset(mixed.string(), {}, true); }),
             "[" + mixed.string() +
                 ":2] \"ner_tags\" mixes string tags with the integer tags of the rows before");
+  const fs::path huge = write_rows(dir, "huge.jsonl",
+                                   "{\"tokens\": [\"a\"], \"ner_tags\": [18446744073709551615]}\n");
+  EXPECT_EQ(error_of([&] { read_ner_dataset(huge.string(), {}, true); }),
+            "[" + huge.string() +
+                ":1] \"ner_tags\" holds the tag 18446744073709551615, beyond the 64-bit integers");
   const fs::path csv = write_rows(dir, "rows.csv", "tokens,ner_tags\n");
   EXPECT_EQ(error_of([&] { read_ner_dataset(csv.string(), {}, true); }),
             "[" + csv.string() +

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <set>
 #include <unordered_map>
 
@@ -56,6 +57,10 @@ std::vector<std::string> tags_of(const Table& table, size_t row, const std::stri
     const bool integer = tag.is_number_integer();
     check(integer || tag.is_string(), table.where(row), "\"", column,
           "\" must hold strings or integers, not ", tag.dump());
+    check(!tag.is_number_unsigned() ||
+              tag.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()),
+          table.where(row), "\"", column, "\" holds the tag ", tag.dump(),
+          ", beyond the 64-bit integers");
     if (!integers) integers = integer;
     check(*integers == integer, table.where(row), "\"", column, "\" mixes ",
           integer ? "integer tags with the string tags" : "string tags with the integer tags",
