@@ -25,6 +25,10 @@ std::string task_flags(const std::string& task, const fs::path& dir) {
     return "--task mlm --train_file " + testing::write_text_corpus(dir).string() +
            " --max_seq_length 8";
   }
+  if (task == "ner") {
+    return "--task ner --train_file " KILN_SOURCE_DIR "/data/ner/austen-ner-train.jsonl"
+           " --max_train_samples 64 --max_seq_length 16";
+  }
   return "--train_file " + testing::write_sentiment_tsv(dir / "train.tsv", 24, 2).string() +
          " --no_header --column_names label,source,text --max_seq_length 16";
 }
@@ -119,7 +123,8 @@ TEST_P(CliStopSignal, SavesACheckpointAndPrintsHowToResume) {
 INSTANTIATE_TEST_SUITE_P(
     EveryTask, CliStopSignal,
     ::testing::Values(StopCase{"classification", SIGINT}, StopCase{"classification", SIGTERM},
-                      StopCase{"qa", SIGINT}, StopCase{"mlm", SIGINT}),
+                      StopCase{"qa", SIGINT}, StopCase{"mlm", SIGINT},
+                      StopCase{"ner", SIGINT}),
     [](const ::testing::TestParamInfo<StopCase>& info) {
       return info.param.task + "_" + signal_name(info.param.signal_number);
     });

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <sstream>
 
 #include "cli_test_util.h"
 #include "kiln/io/squad_dataset.h"
@@ -204,6 +205,100 @@ TEST(CliTasks, RecipeInputErrorsNameTheFlagOrFile) {
   EXPECT_NE(predict_mlm.output.find("[--do_predict] mlm has no prediction step"),
             std::string::npos)
       << predict_mlm.output;
+}
+
+
+// The first `count` rows of a run_ner.py JSON lines file.
+std::vector<nlohmann::json> ner_rows(const fs::path& path, size_t count) {
+  std::istringstream lines(testing::read_text(path));
+  std::vector<nlohmann::json> rows;
+  for (std::string line; rows.size() < count && std::getline(lines, line);) {
+    rows.push_back(nlohmann::json::parse(line));
+  }
+  return rows;
+}
+
+// run_ner.py on the shipped Austen set: a tiny BERT trained for a second beats the majority tag
+// (O everywhere: F1 0, and O's share of the tags as accuracy); the saved model evaluates alike
+// (its task read from BertForTokenClassification) and predicts a file without tags, one line of
+// tags per sentence and one tag per word, scored here against the file's own tags.
+TEST(CliTasks, NerBeatsTheMajorityTagThenEvaluatesAndPredicts) {
+  const fs::path dir = testing::scratch_folder();
+  const fs::path root = KILN_SOURCE_DIR;
+  const fs::path validation = root / "data/ner/austen-ner-validation.jsonl";
+  BertConfig config = testing::tiny_config(8000);
+  config.hidden_size = 32;
+  config.intermediate_size = 64;
+  config.max_position_embeddings = 64;
+  bert_config_write((dir / "config.json").string(), config);
+  // No sentence of the first 100 is longer than 64 tokens: every word is scored.
+  const std::string data = " --max_seq_length 64 --per_device_eval_batch_size 50";
+  testing::CommandResult trained = run_kiln(
+      "train --task ner --config_name " + (dir / "config.json").string() +
+      " --tokenizer_name " + (root / "data/vocab/austen-wordpiece-8k.txt").string() +
+      " --train_file " + (root / "data/ner/austen-ner-train.jsonl").string() +
+      " --validation_file " + validation.string() + data +
+      " --max_train_samples 480 --max_eval_samples 100 --per_device_train_batch_size 16"
+      " --learning_rate 2e-2 --num_train_epochs 1 --do_eval --disable_tqdm --seed 3"
+      " --save_strategy no --output_dir " + (dir / "ner").string());
+  ASSERT_EQ(trained.exit_code, 0) << trained.output;
+  const BertConfig saved = bert_config_read((dir / "ner" / "config.json").string());
+  EXPECT_EQ(saved.architectures, std::vector<std::string>{"BertForTokenClassification"});
+  EXPECT_EQ(saved.id2label, (std::vector<std::string>{"B-LOC", "B-PER", "I-PER", "O"}));
+
+  const std::vector<nlohmann::json> rows = ner_rows(validation, 100);
+  size_t tags = 0, outside = 0;
+  for (const nlohmann::json& row : rows) {
+    for (const nlohmann::json& tag : row["ner_tags"]) {
+      ++tags;
+      outside += tag == "O" ? 1 : 0;
+    }
+  }
+  const nlohmann::json eval = read_json(dir / "ner" / "eval_results.json");
+  EXPECT_GT(eval["eval_f1"].get<double>(), 0.0) << eval.dump();
+  EXPECT_GT(eval["eval_accuracy"].get<double>(), static_cast<double>(outside) / tags)
+      << eval.dump();
+  for (const char* key : {"eval_precision", "eval_recall", "eval_loss"}) {
+    EXPECT_TRUE(eval.contains(key)) << key;
+  }
+
+  testing::CommandResult evaluated =
+      run_kiln("evaluate --model_name_or_path " + (dir / "ner").string() + " --validation_file " +
+               validation.string() + data + " --max_eval_samples 100 --output_dir " +
+               (dir / "eval").string());
+  ASSERT_EQ(evaluated.exit_code, 0) << evaluated.output;
+  EXPECT_NE(evaluated.output.find("--task ner (the model's"), std::string::npos)
+      << evaluated.output;
+  const nlohmann::json again = read_json(dir / "eval" / "eval_results.json");
+  EXPECT_EQ(again["eval_f1"], eval["eval_f1"]);
+  EXPECT_EQ(again["eval_accuracy"], eval["eval_accuracy"]);
+
+  std::string words;
+  for (const nlohmann::json& row : rows) {
+    words += nlohmann::json{{"tokens", row["tokens"]}}.dump() + "\n";
+  }
+  testing::write_text(dir / "words.jsonl", words);
+  testing::CommandResult predicted =
+      run_kiln("predict --model_name_or_path " + (dir / "ner").string() + " --test_file " +
+               (dir / "words.jsonl").string() + data + " --output_dir " +
+               (dir / "predict").string());
+  ASSERT_EQ(predicted.exit_code, 0) << predicted.output;
+  EXPECT_TRUE(read_json(dir / "predict" / "predict_results.json").contains("predict_runtime"));
+  std::istringstream lines(testing::read_text(dir / "predict" / "predictions.txt"));
+  size_t line_count = 0, right = 0;
+  for (std::string line; std::getline(lines, line); ++line_count) {
+    ASSERT_LT(line_count, rows.size());
+    std::istringstream tags_of_line(line);
+    const nlohmann::json& reference = rows[line_count]["ner_tags"];
+    size_t word = 0;
+    for (std::string tag; tags_of_line >> tag; ++word) {
+      ASSERT_LT(word, reference.size()) << line;
+      right += tag == reference[word] ? 1 : 0;
+    }
+    EXPECT_EQ(word, reference.size()) << line;
+  }
+  EXPECT_EQ(line_count, rows.size());
+  EXPECT_DOUBLE_EQ(static_cast<double>(right) / tags, eval["eval_accuracy"].get<double>());
 }
 
 }  // namespace

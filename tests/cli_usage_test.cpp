@@ -56,7 +56,7 @@ TEST(CliUsage, EveryKindOfUsageErrorExitsWithTwo) {
   expect_usage_error("evaluate --device tpu0",
                      "[--device] 'tpu0' is not one of: auto, cpu, reference, pjrt:cpu");
   expect_usage_error("train --task question_answering",
-                     "[--task] 'question_answering' is not one of: classification, qa, mlm");
+                     "[--task] 'question_answering' is not one of: classification, qa, mlm, ner");
   expect_usage_error("train --report_to wandb", "[--report_to] 'wandb' is not one of: none");
   expect_usage_error("train --config_name tiny --lr_scheduler_kwargs '{\"power\": 2}'",
                      "[--lr_scheduler_kwargs] key 'power': the linear scheduler takes no arguments");

@@ -65,9 +65,10 @@ TEST(ModelFamily, BertHeadsAndTheirClasses) {
             "BertForSequenceClassification");
   EXPECT_EQ(family.architecture(ModelHead::question_answering), "BertForQuestionAnswering");
   EXPECT_EQ(family.architecture(ModelHead::masked_lm), "BertForMaskedLM");
+  EXPECT_EQ(family.architecture(ModelHead::token_classification), "BertForTokenClassification");
   EXPECT_EQ(error_of([&] { family.architecture(ModelHead::causal_lm); }),
-            "[bert] Kiln builds BERT with sequence classification, question answering and masked "
-            "LM heads only");
+            "[bert] Kiln builds BERT with sequence classification, question answering, masked LM "
+            "and token classification heads only");
   EXPECT_TRUE(family.takes_token_type_ids());
 
   BertConfig config;
@@ -90,6 +91,8 @@ TEST(ModelFamily, BertHeadsAndTheirClasses) {
             bert_for_masked_lm(graph, config, one_token).params.names());
   EXPECT_EQ(family.parameters(ModelHead::sequence_classification, graph, config).names(),
             bert_for_sequence_classification(graph, config, one_token).params.names());
+  EXPECT_EQ(family.parameters(ModelHead::token_classification, graph, config).names(),
+            bert_for_token_classification(graph, config, one_token).params.names());
 }
 
 // Each encoder family on the tiny checkpoints transformers saved (tests/fixtures_gen/): the folder's

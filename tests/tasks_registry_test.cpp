@@ -25,9 +25,10 @@ std::string config_naming(const std::string& architecture) {
 TEST(TasksRegistry, EveryTaskNameHasItsRecipe) {
   for (std::string_view name : task_names()) EXPECT_EQ(find_task(name).name(), name);
   EXPECT_EQ(find_task("qa").head(), ModelHead::question_answering);
-  EXPECT_EQ(error_of([] { find_task("ner"); }),
-            "[--task] 'ner' is not one of: classification, qa, mlm");
+  EXPECT_EQ(error_of([] { find_task("pos"); }),
+            "[--task] 'pos' is not one of: classification, qa, mlm, ner");
   EXPECT_EQ(task_for_head(ModelHead::masked_lm), &find_task("mlm"));
+  EXPECT_EQ(task_for_head(ModelHead::token_classification), &find_task("ner"));
   EXPECT_EQ(task_for_head(ModelHead::causal_lm), nullptr);
 }
 
@@ -35,6 +36,7 @@ TEST(TasksRegistry, TheTaskOfATrainedModelIsItsArchitecturesOne) {
   EXPECT_EQ(task_of_model(config_naming("BertForSequenceClassification")), "classification");
   EXPECT_EQ(task_of_model(config_naming("BertForQuestionAnswering")), "qa");
   EXPECT_EQ(task_of_model(config_naming("BertForMaskedLM")), "mlm");
+  EXPECT_EQ(task_of_model(config_naming("BertForTokenClassification")), "ner");
   // A config without architectures is a new model's; a missing one is reported when it loads.
   EXPECT_EQ(task_of_model(config_naming("")), "classification");
   EXPECT_EQ(task_of_model((testing::scratch_folder() / "none.json").string()), "classification");
@@ -42,12 +44,12 @@ TEST(TasksRegistry, TheTaskOfATrainedModelIsItsArchitecturesOne) {
   EXPECT_EQ(error_of([&] { task_of_model(bare); }),
             "[--task] " + bare +
                 " names BertModel, a model of no task Kiln runs; give --task (classification, "
-                "qa, mlm)");
+                "qa, mlm, ner)");
   const std::string causal = config_naming("BertLMHeadModel");
   EXPECT_EQ(error_of([&] { task_of_model(causal); }),
             "[--task] " + causal +
                 " names BertLMHeadModel, a model of no task Kiln runs; give --task "
-                "(classification, qa, mlm)");
+                "(classification, qa, mlm, ner)");
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ void add_evaluate_command(CLI::App& app) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* command =
       app.add_subcommand("evaluate",
-                         "Evaluate a trained model (--task classification, qa or mlm) on "
+                         "Evaluate a trained model (--task classification, qa, mlm or ner) on "
                          "labelled data");
   add_run_flags(*command, *options, evaluate_flag_names());
   command->footer(

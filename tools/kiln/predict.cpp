@@ -35,7 +35,7 @@ void add_predict_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "predict",
       "Predict the labels of --test_file with a trained text classifier, or the answers to its "
-      "questions with a --task qa model");
+      "questions with a --task qa model, or the tags of its words with a --task ner model");
   add_run_flags(*command, *options, predict_flag_names());
   command->footer(
       "Example:\n"

@@ -23,6 +23,9 @@ constexpr std::array<std::string_view, 23> kSharedFlags = {
 constexpr std::array<std::string_view, 5> kQaFlags = {
     "doc_stride", "version_2_with_negative", "n_best_size", "max_answer_length",
     "null_score_diff_threshold"};
+// ner's labels and metrics.
+constexpr std::array<std::string_view, 2> kNerFlags = {"label_all_tokens",
+                                                       "return_entity_level_metrics"};
 constexpr std::array<std::string_view, 6> kEvaluateOnlyFlags = {
     "train_file",      "validation_file", "validation_split_percentage", "max_eval_samples",
     "mlm_probability", "line_by_line"};
@@ -39,13 +42,13 @@ std::vector<std::string_view> concatenated(const Lists&... lists) {
 
 std::span<const std::string_view> evaluate_flag_names() {
   static const std::vector<std::string_view> names =
-      concatenated(kSharedFlags, kQaFlags, kEvaluateOnlyFlags);
+      concatenated(kSharedFlags, kQaFlags, kNerFlags, kEvaluateOnlyFlags);
   return names;
 }
 
 std::span<const std::string_view> predict_flag_names() {
   static const std::vector<std::string_view> names =
-      concatenated(kSharedFlags, kQaFlags, kPredictOnlyFlags);
+      concatenated(kSharedFlags, kQaFlags, kNerFlags, kPredictOnlyFlags);
   return names;
 }
 

@@ -75,8 +75,8 @@ void add_train_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "train",
       "Train a text classifier (--task classification, as run_glue.py), an extractive question "
-      "answering model (--task qa, run_qa.py) or a masked language model (--task mlm, "
-      "run_mlm.py)");
+      "answering model (--task qa, run_qa.py), a masked language model (--task mlm, "
+      "run_mlm.py) or a token classifier (--task ner, run_ner.py)");
   add_run_flags(*command, *options);
   command->footer(
       "Example (the README's main job):\n"

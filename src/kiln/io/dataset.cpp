@@ -133,4 +133,10 @@ bool is_default_label_names(std::span<const std::string> names) {
   return true;
 }
 
+std::string label_names_text(std::span<const std::string> names) {
+  std::string out;
+  for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
 }  // namespace kiln

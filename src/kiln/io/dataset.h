@@ -93,5 +93,7 @@ ClassificationDataset dataset_subset(const ClassificationDataset& dataset,
 // True for the names transformers gives a config without real ones ("LABEL_0", "LABEL_1", ...):
 // such a config carries no label set, and the data's labels decide (as run_glue.py does).
 bool is_default_label_names(std::span<const std::string> names);
+// "a, b, c": label names for messages.
+std::string label_names_text(std::span<const std::string> names);
 
 }  // namespace kiln

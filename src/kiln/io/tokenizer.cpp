@@ -53,6 +53,14 @@ PostProcessor roberta_post_processor(const std::string& cls, int32_t cls_id, con
   return p;
 }
 
+void set_add_prefix_space(TokenizerConfig& config, bool add_prefix_space) {
+  if (config.model != TokenizerModel::bpe) return;
+  config.byte_level.add_prefix_space = add_prefix_space;
+  if (config.post_processor.roberta) {
+    config.post_processor.byte_level->add_prefix_space = add_prefix_space;
+  }
+}
+
 Tokenizer::Tokenizer(TokenizerConfig config) : config_(std::move(config)) {
   const std::string where = config_.source.empty() ? std::string(kWhere) : config_.source;
   if (config_.model == TokenizerModel::bpe) {
@@ -318,6 +326,22 @@ std::vector<Encoding> Tokenizer::encode_pair_batch(std::span<const std::string_v
     batch.push_back(encode_pair(texts[i], pairs[i], unpadded));
   pad_batch(batch, options);
   return batch;
+}
+
+Encoding Tokenizer::encode_words(std::span<const std::string> words,
+                                 const EncodeOptions& options) const {
+  Encoding text;
+  for (size_t w = 0; w < words.size(); ++w) {
+    // tokenizers' pre-tokenized input: the word's tokens all carry its index.
+    Encoding word = encode_text(words[w], 0);
+    for (size_t t = 0; t < word.size(); ++t) {
+      text.push(word.ids[t], 0, word.offsets[t], static_cast<int32_t>(w), 0, 0);
+    }
+    text.spaces.insert(text.spaces.end(), word.spaces.begin(), word.spaces.end());
+  }
+  std::vector<Encoding> texts;
+  texts.push_back(std::move(text));
+  return finish(std::move(texts), options);
 }
 
 std::vector<std::string> Tokenizer::tokenize(std::string_view text) const {

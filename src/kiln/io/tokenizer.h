@@ -84,6 +84,9 @@ PostProcessor bert_post_processor(const std::string& cls, int32_t cls_id, const 
 // default trim_offsets and add_prefix_space (true) in PostProcessor::byte_level.
 PostProcessor roberta_post_processor(const std::string& cls, int32_t cls_id, const std::string& sep,
                                      int32_t sep_id);
+// A byte-level model's add_prefix_space, on the ByteLevel pre-tokenizer and on RobertaProcessing,
+// as GPT2TokenizerFast and RobertaTokenizerFast apply the argument; nothing for WordPiece.
+void set_add_prefix_space(TokenizerConfig& config, bool add_prefix_space);
 
 class Tokenizer {
  public:
@@ -104,6 +107,12 @@ class Tokenizer {
   std::vector<Encoding> encode_pair_batch(std::span<const std::string_view> texts,
                                           std::span<const std::string_view> pairs,
                                           const EncodeOptions& options) const;
+  // Pre-split words, as is_split_into_words=True: each word is tokenized on its own (the
+  // pre-tokenizer may still split it, "don't" -> don ' t), every piece with the word's index in
+  // word_ids and offsets within the word; then truncation, special tokens and padding as
+  // encode(). Byte-level models need add_prefix_space for a word to tokenize as it would in a
+  // sentence, as transformers requires for words (run_ner.py loads their tokenizers so).
+  Encoding encode_words(std::span<const std::string> words, const EncodeOptions& options) const;
 
   // The token strings of `text` without special tokens (HF's tokenize()).
   std::vector<std::string> tokenize(std::string_view text) const;
@@ -123,6 +132,10 @@ class Tokenizer {
   // Makes `token` (in the vocabulary or an added token) the padding token, as a transformers
   // user sets tokenizer.pad_token = tokenizer.eos_token for GPT-2. Errors for an unknown token.
   void set_pad_token(const std::string& token);
+  // from_pretrained(add_prefix_space=...): see the free function above.
+  void set_add_prefix_space(bool add_prefix_space) {
+    kiln::set_add_prefix_space(config_, add_prefix_space);
+  }
 
  private:
   // The model's tokens for one text, before truncation and special tokens.

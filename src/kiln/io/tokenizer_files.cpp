@@ -136,15 +136,11 @@ void apply_tokenizer_config(TokenizerConfig& config, std::string_view text,
   } else {
     // GPT2TokenizerFast and RobertaTokenizerFast set these on the ByteLevel pre-tokenizer and
     // RobertaProcessing.
-    std::optional<ByteLevelOptions>& post = config.post_processor.byte_level;
     if (const Json* v = r.find(json, "", "add_prefix_space")) {
-      config.byte_level.add_prefix_space = r.boolean(*v, "add_prefix_space");
-      if (config.post_processor.roberta) {
-        post->add_prefix_space = config.byte_level.add_prefix_space;
-      }
+      set_add_prefix_space(config, r.boolean(*v, "add_prefix_space"));
     }
     if (const Json* v = r.find(json, "", "trim_offsets"); v && config.post_processor.roberta)
-      post->trim_offsets = r.boolean(*v, "trim_offsets");
+      config.post_processor.byte_level->trim_offsets = r.boolean(*v, "trim_offsets");
   }
   struct Name {
     const char* key;

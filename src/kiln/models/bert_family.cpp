@@ -23,8 +23,8 @@ const BertConfig& bert(const PretrainedConfig& config) {
 }
 
 [[noreturn]] void missing_head() {
-  fail("bert", "Kiln builds BERT with sequence classification, question answering and masked LM "
-               "heads only");
+  fail("bert", "Kiln builds BERT with sequence classification, question answering, masked LM "
+               "and token classification heads only");
 }
 
 class BertFamily : public ModelFamily {
@@ -45,6 +45,7 @@ class BertFamily : public ModelFamily {
       case ModelHead::masked_lm:
         return "BertForMaskedLM";
       case ModelHead::token_classification:
+        return "BertForTokenClassification";
       case ModelHead::causal_lm:
         break;
     }
@@ -75,7 +76,12 @@ class BertFamily : public ModelFamily {
         if (options.with_labels) count = token_label_count(model.labels);
         return parts(model, {}, count);
       }
-      case ModelHead::token_classification:
+      case ModelHead::token_classification: {
+        BertTokenClassification model = bert_for_token_classification(graph, bert_config, options);
+        Value count;
+        if (options.with_labels) count = token_label_count(model.labels);
+        return parts(model, {model.logits}, count);
+      }
       case ModelHead::causal_lm:
         break;
     }
@@ -96,6 +102,7 @@ class BertFamily : public ModelFamily {
       case ModelHead::masked_lm:
         return bert_for_masked_lm(graph, bert_config, options).params;
       case ModelHead::token_classification:
+        return bert_for_token_classification(graph, bert_config, options).params;
       case ModelHead::causal_lm:
         break;
     }

@@ -40,12 +40,6 @@ std::vector<std::string> sorted(std::vector<std::string> names) {
   return names;
 }
 
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;
-  return out;
-}
-
 // The first `limit` examples (--max_*_samples, as run_glue.py's dataset.select(range(limit))).
 void keep_first(std::optional<ClassificationDataset>& data, const std::optional<int64_t>& limit) {
   if (!data || !limit || static_cast<size_t>(*limit) >= data->size()) return;
@@ -90,8 +84,8 @@ ClassificationFiles load_files(const RunOptions& options, PretrainedConfig& conf
       train = load(options, file, labels, true);  // run_glue.py keeps the model's label ids
     } else {
       if (!labels.empty()) {
-        log << "warning: the model's labels (" << joined(labels) << ") don't match the "
-            << "dataset's (" << joined(train->label_names) << "); using the dataset's\n";
+        log << "warning: the model's labels (" << label_names_text(labels) << ") don't match the "
+            << "dataset's (" << label_names_text(train->label_names) << "); using the dataset's\n";
       }
       config.id2label = labels = train->label_names;
     }

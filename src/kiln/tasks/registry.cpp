@@ -9,6 +9,7 @@
 #include "kiln/ir/usage_error.h"
 #include "kiln/tasks/classification.h"
 #include "kiln/tasks/mlm.h"
+#include "kiln/tasks/ner.h"
 #include "kiln/tasks/qa.h"
 
 namespace kiln {
@@ -20,6 +21,7 @@ std::span<const Task* const> tasks() {
       &classification_task(),
       &qa_task(),
       &mlm_task(),
+      &ner_task(),
   });
   return all;
 }
