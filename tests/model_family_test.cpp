@@ -1,11 +1,13 @@
 // The seam between tasks and model families: transformers' class names and their heads, the
-// family registry by model_type, and BERT behind it (its config, names and parameters).
+// family registry by model_type, and BERT and GPT-2 behind it (their configs, names and
+// parameters).
 #include "kiln/models/model_family.h"
 
 #include <gtest/gtest.h>
 
 #include "kiln/models/bert.h"
 #include "kiln/models/bert_heads.h"
+#include "kiln/models/gpt2_heads.h"
 #include "support/testing.h"
 
 namespace kiln {
@@ -35,10 +37,11 @@ TEST(ModelFamily, ArchitectureNamesGiveTheirHeads) {
 }
 
 TEST(ModelFamily, RegistryByModelType) {
-  EXPECT_EQ(model_types(), std::vector<std::string_view>{"bert"});
+  EXPECT_EQ(model_types(), (std::vector<std::string_view>{"bert", "gpt2"}));
   EXPECT_EQ(model_family("bert").model_type(), "bert");
-  EXPECT_EQ(error_of([] { model_family("gpt2", "m/config.json"); }),
-            "[m/config.json] \"model_type\" is \"gpt2\"; Kiln builds bert");
+  EXPECT_EQ(model_family("gpt2").model_type(), "gpt2");
+  EXPECT_EQ(error_of([] { model_family("t5", "m/config.json"); }),
+            "[m/config.json] \"model_type\" is \"t5\"; Kiln builds bert, gpt2");
   const std::string text =
       R"({"model_type": "bert", "hidden_size": 12, "num_attention_heads": 3,
           "architectures": ["BertForQuestionAnswering"]})";
@@ -49,7 +52,11 @@ TEST(ModelFamily, RegistryByModelType) {
   // Kiln's configs without model_type are BERT's.
   EXPECT_EQ(model_config_parse("{}", "c")->model_type, "bert");
   EXPECT_EQ(error_of([] { model_config_parse(R"({"model_type": "t5"})", "c"); }),
-            "[c] \"model_type\" is \"t5\"; Kiln builds bert");
+            "[c] \"model_type\" is \"t5\"; Kiln builds bert, gpt2");
+  const auto* gpt2 = dynamic_cast<const Gpt2Config*>(
+      model_config_parse(R"({"model_type": "gpt2", "n_embd": 8, "n_head": 2})", "c").get());
+  ASSERT_NE(gpt2, nullptr);
+  EXPECT_EQ(gpt2->n_embd, 8);
 }
 
 TEST(ModelFamily, BertHeadsAndTheirClasses) {
@@ -83,6 +90,42 @@ TEST(ModelFamily, BertHeadsAndTheirClasses) {
             bert_for_masked_lm(graph, config, one_token).params.names());
   EXPECT_EQ(family.parameters(ModelHead::sequence_classification, graph, config).names(),
             bert_for_sequence_classification(graph, config, one_token).params.names());
+}
+
+TEST(ModelFamily, Gpt2HeadsAndTheirClasses) {
+  const ModelFamily& family = model_family("gpt2");
+  EXPECT_EQ(family.architecture(ModelHead::sequence_classification),
+            "GPT2ForSequenceClassification");
+  EXPECT_EQ(family.architecture(ModelHead::token_classification), "GPT2ForTokenClassification");
+  EXPECT_EQ(family.architecture(ModelHead::question_answering), "GPT2ForQuestionAnswering");
+  EXPECT_EQ(family.architecture(ModelHead::causal_lm), "GPT2LMHeadModel");
+  EXPECT_EQ(error_of([&] { family.architecture(ModelHead::masked_lm); }),
+            "[gpt2] Kiln builds GPT-2 with sequence classification, token classification, "
+            "question answering and causal LM heads only");
+  EXPECT_FALSE(family.takes_token_type_ids());
+
+  Gpt2Config config;
+  config.n_embd = 8;
+  config.n_head = 2;
+  config.n_layer = 1;
+  config.vocab_size = 50;
+  config.n_positions = 24;
+  EXPECT_EQ(family.max_positions(config), 24);
+  EXPECT_EQ(family.vocab_size(config), 50);
+  std::unique_ptr<PretrainedConfig> copy = config.clone();
+  EXPECT_EQ(dynamic_cast<const Gpt2Config&>(*copy), config);
+  Graph graph;
+  BertBuildOptions one_token;
+  one_token.seq_len = 1;
+  one_token.with_labels = false;
+  EXPECT_EQ(family.parameters(ModelHead::sequence_classification, graph, config).names(),
+            gpt2_for_sequence_classification(graph, config, one_token).params.names());
+  EXPECT_EQ(family.parameters(ModelHead::token_classification, graph, config).names(),
+            gpt2_for_token_classification(graph, config, one_token).params.names());
+  EXPECT_EQ(family.parameters(ModelHead::question_answering, graph, config).names(),
+            gpt2_for_question_answering(graph, config, one_token).params.names());
+  EXPECT_EQ(family.parameters(ModelHead::causal_lm, graph, config).names(),
+            gpt2_lm_head_model(graph, config, one_token).params.names());
 }
 
 }  // namespace

@@ -26,15 +26,17 @@ TEST(TasksRegistry, EveryTaskNameHasItsRecipe) {
   for (std::string_view name : task_names()) EXPECT_EQ(find_task(name).name(), name);
   EXPECT_EQ(find_task("qa").head(), ModelHead::question_answering);
   EXPECT_EQ(error_of([] { find_task("ner"); }),
-            "[--task] 'ner' is not one of: classification, qa, mlm");
+            "[--task] 'ner' is not one of: classification, qa, mlm, clm");
   EXPECT_EQ(task_for_head(ModelHead::masked_lm), &find_task("mlm"));
-  EXPECT_EQ(task_for_head(ModelHead::causal_lm), nullptr);
+  EXPECT_EQ(task_for_head(ModelHead::causal_lm), &find_task("clm"));
 }
 
 TEST(TasksRegistry, TheTaskOfATrainedModelIsItsArchitecturesOne) {
   EXPECT_EQ(task_of_model(config_naming("BertForSequenceClassification")), "classification");
   EXPECT_EQ(task_of_model(config_naming("BertForQuestionAnswering")), "qa");
   EXPECT_EQ(task_of_model(config_naming("BertForMaskedLM")), "mlm");
+  EXPECT_EQ(task_of_model(config_naming("GPT2LMHeadModel")), "clm");
+  EXPECT_EQ(task_of_model(config_naming("LlamaForCausalLM")), "clm");
   // A config without architectures is a new model's; a missing one is reported when it loads.
   EXPECT_EQ(task_of_model(config_naming("")), "classification");
   EXPECT_EQ(task_of_model((testing::scratch_folder() / "none.json").string()), "classification");
@@ -42,12 +44,7 @@ TEST(TasksRegistry, TheTaskOfATrainedModelIsItsArchitecturesOne) {
   EXPECT_EQ(error_of([&] { task_of_model(bare); }),
             "[--task] " + bare +
                 " names BertModel, a model of no task Kiln runs; give --task (classification, "
-                "qa, mlm)");
-  const std::string causal = config_naming("BertLMHeadModel");
-  EXPECT_EQ(error_of([&] { task_of_model(causal); }),
-            "[--task] " + causal +
-                " names BertLMHeadModel, a model of no task Kiln runs; give --task "
-                "(classification, qa, mlm)");
+                "qa, mlm, clm)");
 }
 
 }  // namespace

@@ -23,9 +23,9 @@ constexpr std::array<std::string_view, 23> kSharedFlags = {
 constexpr std::array<std::string_view, 5> kQaFlags = {
     "doc_stride", "version_2_with_negative", "n_best_size", "max_answer_length",
     "null_score_diff_threshold"};
-constexpr std::array<std::string_view, 6> kEvaluateOnlyFlags = {
+constexpr std::array<std::string_view, 7> kEvaluateOnlyFlags = {
     "train_file",      "validation_file", "validation_split_percentage", "max_eval_samples",
-    "mlm_probability", "line_by_line"};
+    "mlm_probability", "line_by_line",    "block_size"};
 constexpr std::array<std::string_view, 2> kPredictOnlyFlags = {"test_file", "max_predict_samples"};
 
 template <typename... Lists>

@@ -89,6 +89,13 @@ class ModelFamily {
 Value sequence_label_count(Value labels, Value attention_mask);
 Value span_label_count(Value start_positions, int64_t seq_len);
 Value token_label_count(Value labels);
+// Causal LM: the labels [batch, seq] a token predicts (labels[:, 1:]) that are not -100.
+Value causal_lm_label_count(Value labels);
+
+// A causal LM's output for evaluation, run_clm.py's preprocess_logits_for_metrics: the argmax
+// (the first maximal index, as torch.argmax) of logits [batch, seq, vocab] as i32 [batch, seq],
+// so that no vocabulary-sized logits leave the device.
+Value causal_lm_predictions(Value logits);
 
 // The family of `model_type`; an Error naming `where` and the families Kiln has otherwise.
 const ModelFamily& model_family(std::string_view model_type, std::string_view where = "config");

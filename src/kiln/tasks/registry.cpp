@@ -8,6 +8,7 @@
 #include "kiln/ir/error.h"
 #include "kiln/ir/usage_error.h"
 #include "kiln/tasks/classification.h"
+#include "kiln/tasks/clm.h"
 #include "kiln/tasks/mlm.h"
 #include "kiln/tasks/qa.h"
 
@@ -20,6 +21,7 @@ std::span<const Task* const> tasks() {
       &classification_task(),
       &qa_task(),
       &mlm_task(),
+      &clm_task(),
   });
   return all;
 }

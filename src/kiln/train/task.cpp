@@ -6,7 +6,8 @@
 namespace kiln {
 
 std::span<const std::string_view> task_names() {
-  static constexpr std::array<std::string_view, 3> kTaskNames = {"classification", "qa", "mlm"};
+  static constexpr std::array<std::string_view, 4> kTaskNames = {"classification", "qa", "mlm",
+                                                                 "clm"};
   return kTaskNames;
 }
 

@@ -44,7 +44,7 @@ std::optional<LrSchedulerType> lr_scheduler_type_from_name(std::string_view name
 // not. The model/data fields follow run_glue.py's ModelArguments and DataTrainingArguments.
 struct TrainingArguments {
   // Model and data.
-  // classification, qa or mlm; unset: classification for training, the trained model's task
+  // classification, qa, mlm or clm; unset: classification for training, the trained model's task
   // (its architectures: the CLI's task_of_model) for evaluation and prediction.
   std::optional<std::string> task;
   std::optional<std::string> model_name_or_path;
@@ -77,6 +77,8 @@ struct TrainingArguments {
   // Masked language modeling (run_mlm.py).
   double mlm_probability = 0.15;
   bool line_by_line = false;
+  // Causal language modeling (run_clm.py); unset: from the tokenizer and the model (tasks/clm.h).
+  std::optional<int64_t> block_size;
 
   // Output.
   std::string output_dir = "trainer_output";

@@ -28,7 +28,8 @@ constexpr std::array<std::string_view, 2> kSamplingStrategies = {"random", "sequ
 const std::array kFields = {
     ArgumentField{"task", &A::task, kModel,
                   "The task: classification (run_glue.py), qa (extractive question answering, "
-                  "run_qa.py) or mlm (masked language modeling, run_mlm.py). Default: "
+                  "run_qa.py), mlm (masked language modeling, run_mlm.py) or clm (causal language "
+                  "modeling, run_clm.py). Default: "
                   "classification for train; the trained model's (its config.json's "
                   "architectures) for evaluate and predict.",
                   task_names()},
@@ -89,6 +90,10 @@ const std::array kFields = {
     ArgumentField{"line_by_line", &A::line_by_line, kModel,
                   "mlm: whether distinct lines of text in the dataset are to be handled as "
                   "distinct sequences."},
+    ArgumentField{"block_size", &A::block_size, kModel,
+                  "clm: the length of the training blocks the text is cut into. Default: the "
+                  "tokenizer's model_max_length, or min(1024, n_positions) when that is longer "
+                  "than the model takes."},
 
     ArgumentField{"output_dir", &A::output_dir, kTrain,
                   "The output directory where the model predictions and checkpoints will be "
