@@ -9,17 +9,8 @@
 namespace kiln {
 namespace {
 
-template <typename Model>
-TaskModel parts(Model& model, std::vector<Value> outputs, Value loss_count) {
-  return TaskModel{std::move(outputs), model.loss, loss_count, model.params.values(),
-                   model.params.decay_flags()};
-}
-
 const Gpt2Config& gpt2(const PretrainedConfig& config) {
-  const auto* found = dynamic_cast<const Gpt2Config*>(&config);
-  check(found != nullptr, "gpt2", "the config of model_type \"", config.model_type,
-        "\" is not a Gpt2Config");
-  return *found;
+  return family_config<Gpt2Config>(config, "gpt2");
 }
 
 [[noreturn]] void missing_head() {
@@ -63,25 +54,25 @@ class Gpt2Family : public ModelFamily {
         if (options.with_labels) {
           count = sequence_label_count(model.labels, model.inputs.attention_mask);
         }
-        return parts(model, {model.logits}, count);
+        return task_model(model, {model.logits}, count);
       }
       case ModelHead::token_classification: {
         Gpt2TokenClassifier model = gpt2_for_token_classification(graph, gpt2_config, options);
         Value count;
         if (options.with_labels) count = token_label_count(model.labels);
-        return parts(model, {model.logits}, count);
+        return task_model(model, {model.logits}, count);
       }
       case ModelHead::question_answering: {
         Gpt2QuestionAnswering model = gpt2_for_question_answering(graph, gpt2_config, options);
         Value count;
         if (options.with_labels) count = span_label_count(model.start_positions, options.seq_len);
-        return parts(model, {model.start_logits, model.end_logits}, count);
+        return task_model(model, {model.start_logits, model.end_logits}, count);
       }
       case ModelHead::causal_lm: {
         Gpt2CausalLM model = gpt2_lm_head_model(graph, gpt2_config, options);
         Value count;
         if (options.with_labels) count = causal_lm_label_count(model.labels);
-        return parts(model, {causal_lm_predictions(model.logits)}, count);
+        return task_model(model, {causal_lm_predictions(model.logits)}, count);
       }
       case ModelHead::masked_lm:
         break;

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kiln/ir/error.h"
 #include "kiln/ir/graph.h"
 #include "kiln/models/build_options.h"
 #include "kiln/models/pretrained_config.h"
@@ -81,6 +82,23 @@ class ModelFamily {
   // The longest sequence the model takes (max_position_embeddings, n_positions, ...).
   virtual int64_t max_positions(const PretrainedConfig& config) const = 0;
 };
+
+// For families' build(): a head's model (a struct with loss and params, as BertClassifier) and
+// its outputs as a TaskModel.
+template <typename Model>
+TaskModel task_model(Model& model, std::vector<Value> outputs, Value loss_count) {
+  return TaskModel{std::move(outputs), model.loss, loss_count, model.params.values(),
+                   model.params.decay_flags()};
+}
+
+// `config` as the family's config type; an Error naming `family` when it is another's.
+template <typename Config>
+const Config& family_config(const PretrainedConfig& config, std::string_view family) {
+  const auto* found = dynamic_cast<const Config*>(&config);
+  check(found != nullptr, family, "the config of model_type \"", config.model_type,
+        "\" is not the family's config");
+  return *found;
+}
 
 // TaskModel::loss_count for families' build(), by the head's labels. Sequence classification:
 // the rows with a label (cross entropy skips -100), or, for float labels (regression,

@@ -25,7 +25,7 @@ std::unique_ptr<TaskData> clm_split(const Tokenizer& tokenizer, const TextLines&
   return std::make_unique<ClmData>(std::move(dataset));
 }
 
-class ClmTask : public Task {
+class ClmTask : public LanguageModelingTask {
  public:
   std::string_view name() const override { return "clm"; }
   ModelHead head() const override { return ModelHead::causal_lm; }
@@ -42,17 +42,6 @@ class ClmTask : public Task {
     if (wanted.train) data.train = clm_split(tokenizer, *text.train, block, args.max_train_samples);
     if (wanted.eval) data.eval = clm_split(tokenizer, *text.eval, block, args.max_eval_samples);
     return data;
-  }
-
-  // run_clm.py's perplexity.
-  nlohmann::json evaluate(Trainer& trainer, const TaskData& data,
-                          const TrainingArguments& args) const override {
-    return with_perplexity(Task::evaluate(trainer, data, args));
-  }
-
-  nlohmann::json predict(Trainer& /*trainer*/, const TaskData& /*data*/,
-                         const TrainingArguments& /*args*/) const override {
-    fail("--do_predict", "clm has no prediction step; evaluate instead");  // load_data refused
   }
 };
 

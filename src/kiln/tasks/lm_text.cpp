@@ -1,10 +1,11 @@
-// The language-modeling recipes' text splits and perplexity.
+// The language-modeling recipes' text splits, perplexity and refusal to predict.
 #include "kiln/tasks/lm_text.h"
 
 #include <cmath>
 #include <limits>
 #include <string>
 
+#include "kiln/ir/error.h"
 #include "kiln/ir/usage_error.h"
 
 namespace kiln {
@@ -36,12 +37,19 @@ LmText read_lm_text(const TrainingArguments& args, SplitsWanted wanted, std::str
   return text;
 }
 
-nlohmann::json with_perplexity(nlohmann::json metrics) {
+nlohmann::json LanguageModelingTask::evaluate(Trainer& trainer, const TaskData& data,
+                                              const TrainingArguments& args) const {
+  nlohmann::json metrics = Task::evaluate(trainer, data, args);
   const double loss = metrics["eval_loss"].get<double>();
   metrics["perplexity"] = loss < std::log(std::numeric_limits<double>::max())
                               ? std::exp(loss)
                               : std::numeric_limits<double>::infinity();
   return metrics;
+}
+
+nlohmann::json LanguageModelingTask::predict(Trainer& /*trainer*/, const TaskData& /*data*/,
+                                             const TrainingArguments& /*args*/) const {
+  fail("--do_predict", name(), " has no prediction step; evaluate instead");  // refused earlier
 }
 
 }  // namespace kiln

@@ -1,5 +1,5 @@
 // What the language-modeling recipes (run_mlm.py, run_clm.py) share: the text lines of the data
-// flags with the validation split, and perplexity.
+// flags with the validation split, perplexity, and no prediction step.
 #pragma once
 
 #include <optional>
@@ -22,8 +22,15 @@ struct LmText {
 LmText read_lm_text(const TrainingArguments& args, SplitsWanted wanted, std::string_view task,
                     std::ostream& log);
 
-// The run_*.py scripts' perplexity added to evaluation metrics: exp(eval_loss), infinite when
-// that overflows.
-nlohmann::json with_perplexity(nlohmann::json metrics);
+// What mlm and clm share past their data: evaluation adds the scripts' perplexity, exp(eval_loss)
+// (infinite when that overflows), and there is no prediction step (read_lm_text refuses
+// --do_predict).
+class LanguageModelingTask : public Task {
+ public:
+  nlohmann::json evaluate(Trainer& trainer, const TaskData& data,
+                          const TrainingArguments& args) const override;
+  nlohmann::json predict(Trainer& trainer, const TaskData& data,
+                         const TrainingArguments& args) const override;
+};
 
 }  // namespace kiln

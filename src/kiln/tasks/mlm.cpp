@@ -31,7 +31,7 @@ std::unique_ptr<TaskData> mlm_split(const TrainingArguments& args, const Tokeniz
   return std::make_unique<MlmData>(std::move(dataset), mlm);
 }
 
-class MlmTask : public Task {
+class MlmTask : public LanguageModelingTask {
  public:
   std::string_view name() const override { return "mlm"; }
   ModelHead head() const override { return ModelHead::masked_lm; }
@@ -45,17 +45,6 @@ class MlmTask : public Task {
     if (wanted.train) data.train = mlm_split(args, tokenizer, *text.train, args.max_train_samples);
     if (wanted.eval) data.eval = mlm_split(args, tokenizer, *text.eval, args.max_eval_samples);
     return data;
-  }
-
-  // run_mlm.py's perplexity.
-  nlohmann::json evaluate(Trainer& trainer, const TaskData& data,
-                          const TrainingArguments& args) const override {
-    return with_perplexity(Task::evaluate(trainer, data, args));
-  }
-
-  nlohmann::json predict(Trainer& /*trainer*/, const TaskData& /*data*/,
-                         const TrainingArguments& /*args*/) const override {
-    fail("--do_predict", "mlm has no prediction step; evaluate instead");  // load_data refused
   }
 };
 
