@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "kiln/backends/reference/reference_backend.h"
+#include "kiln/ir/ops.h"
 #include "kiln/models/bert.h"
 #include "kiln/models/bert_heads.h"
 #include "kiln/models/gpt2_heads.h"
@@ -126,6 +128,24 @@ TEST(ModelFamily, Gpt2HeadsAndTheirClasses) {
             gpt2_for_question_answering(graph, config, one_token).params.names());
   EXPECT_EQ(family.parameters(ModelHead::causal_lm, graph, config).names(),
             gpt2_lm_head_model(graph, config, one_token).params.names());
+}
+
+TEST(ModelFamily, CausalLmPredictionsAreTorchArgmaxAndCountsOnlyPredictedLabels) {
+  Graph graph;
+  Value logits = graph.input("logits", DType::f32, {1, 3, 4});
+  Value labels = graph.input("labels", DType::i32, {2, 3});
+  // torch.argmax gives the first of equal maxima: 1, 0, 1.
+  Tensor values = Tensor::from_doubles(DType::f32, {1, 3, 4},
+                                       {1, 3, 3, 0, 5, 5, 5, 5, -2, -1, -3, -1});
+  // labels[:, 1:] that are not -100: 3 (the first column is never predicted).
+  Tensor ids = Tensor::from_doubles(DType::i32, {2, 3}, {7, 8, -100, -100, 9, 4});
+  std::vector<Tensor> results = evaluate_reference(
+      graph, {causal_lm_predictions(logits), causal_lm_label_count(labels)}, {values, ids});
+  ASSERT_EQ(results[0].shape(), (Shape{1, 3}));
+  EXPECT_EQ(results[0].get(0), 1.0);
+  EXPECT_EQ(results[0].get(1), 0.0);
+  EXPECT_EQ(results[0].get(2), 1.0);
+  EXPECT_EQ(results[1].get(0), 3.0);
 }
 
 }  // namespace

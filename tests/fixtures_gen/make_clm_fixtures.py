@@ -126,8 +126,6 @@ def main():
         "max_train_samples": MAX_TRAIN,
         "max_eval_samples": MAX_EVAL,
         "arguments": ARGS,
-        "first_train_block": train[0]["input_ids"],
-        "first_validation_block": validation[0]["input_ids"],
         "loss": [entry["loss"] for entry in logs],
         "grad_norm": [entry["grad_norm"] for entry in logs],
         "learning_rate": [entry["learning_rate"] for entry in logs],
