@@ -29,13 +29,25 @@ std::string task_flags(const std::string& task, const fs::path& dir) {
     return "--task ner --train_file " KILN_SOURCE_DIR "/data/ner/austen-ner-train.jsonl"
            " --max_train_samples 64 --max_seq_length 16";
   }
+  if (task == "clm") {
+    return "--task clm --train_file " + testing::write_text_corpus(dir).string() +
+           " --block_size 8";
+  }
   return "--train_file " + testing::write_sentiment_tsv(dir / "train.tsv", 24, 2).string() +
          " --no_header --column_names label,source,text --max_seq_length 16";
 }
 
+// The task's model: tiny BERT files in `dir`, or clm's tiny GPT-2 (tests/data/clm).
+std::string model_flags(const std::string& task, const fs::path& dir) {
+  if (task != "clm") return testing::write_tiny_model_files(dir / "model");
+  const fs::path source(KILN_SOURCE_DIR);
+  return "--model_name_or_path " + (source / "tests/data/clm/tiny_gpt2").string() +
+         " --tokenizer_name " + (source / "data/tokenizers/austen-bpe-1k").string();
+}
+
 // A run far longer than the test waits: it only ends by the signal.
 std::string long_run_flags(const std::string& task, const fs::path& dir) {
-  std::string model = testing::write_tiny_model_files(dir / "model");
+  std::string model = model_flags(task, dir);
   return "train " + model + " " + task_flags(task, dir) + " --output_dir " +
          (dir / "out").string() +
          " --per_device_train_batch_size 4 --learning_rate 1e-2 --disable_tqdm --seed 3"
@@ -124,7 +136,7 @@ INSTANTIATE_TEST_SUITE_P(
     EveryTask, CliStopSignal,
     ::testing::Values(StopCase{"classification", SIGINT}, StopCase{"classification", SIGTERM},
                       StopCase{"qa", SIGINT}, StopCase{"mlm", SIGINT},
-                      StopCase{"ner", SIGINT}),
+                      StopCase{"ner", SIGINT}, StopCase{"clm", SIGINT}),
     [](const ::testing::TestParamInfo<StopCase>& info) {
       return info.param.task + "_" + signal_name(info.param.signal_number);
     });

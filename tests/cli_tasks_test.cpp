@@ -1,7 +1,9 @@
-// The qa and mlm recipes end to end on tiny models: masked-LM pretraining, then fine-tuning its
-// checkpoint for classification and for question answering (new heads initialised and logged
-// as transformers does), QA prediction files, both on RoBERTa with byte-level BPE, and the
-// recipes' bad inputs.
+// The recipes end to end on tiny models: masked-LM pretraining, then fine-tuning its checkpoint
+// for classification and for question answering (new heads initialised and logged as transformers
+// does), QA prediction files, both on RoBERTa with byte-level BPE; causal-LM training and
+// evaluation against transformers' Trainer (tests/data/clm, by
+// tests/fixtures_gen/make_clm_fixtures.py) then generation from the result; token classification
+// on the shipped NER set; and the recipes' bad inputs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -179,6 +181,74 @@ TEST(CliTasks, RobertaPretrainsThenAnswersQuestions) {
   EXPECT_GT(spans, 12u);
 }
 
+// Eval loss, perplexity and accuracy of a run (eval_results.json) against transformers' over
+// `predictions` next tokens.
+void expect_clm_metrics(const nlohmann::json& results, const nlohmann::json& expected,
+                        int predictions) {
+  EXPECT_NEAR(results["eval_loss"].get<double>(), expected["eval_loss"].get<double>(), 1e-4);
+  EXPECT_NEAR(results["perplexity"].get<double>(), expected["perplexity"].get<double>(),
+              1e-4 * expected["perplexity"].get<double>());
+  // One prediction apart at most, were an argmax a near tie.
+  EXPECT_NEAR(results["eval_accuracy"].get<double>(), expected["eval_accuracy"].get<double>(),
+              1.0 / predictions);
+}
+
+TEST(CliTasks, CausalLmTrainsAsTransformersTrainerHalvesPerplexityAndGenerates) {
+  const fs::path source(KILN_SOURCE_DIR);
+  const nlohmann::json expected = read_json(source / "tests/data/clm/hf_clm_reference.json");
+  const nlohmann::json& hf = expected["arguments"];
+  const int block = expected["block_size"];
+  const int eval_blocks = expected["max_eval_samples"];
+  const fs::path dir = testing::scratch_folder();
+  const std::string data =
+      " --model_name_or_path " + (source / "tests/data/clm/tiny_gpt2").string() +
+      " --tokenizer_name " + (source / expected["tokenizer"].get<std::string>()).string() +
+      " --train_file " + (source / expected["text"].get<std::string>()).string() +
+      " --block_size " + std::to_string(block) + " --max_eval_samples " +
+      std::to_string(eval_blocks) + " --per_device_eval_batch_size " +
+      hf["per_device_eval_batch_size"].dump() + " --disable_tqdm";
+
+  // The task comes from the model's architectures (GPT2LMHeadModel).
+  testing::CommandResult before =
+      run_kiln("evaluate" + data + " --output_dir " + (dir / "before").string() + " 2>&1");
+  ASSERT_EQ(before.exit_code, 0) << before.output;
+  const nlohmann::json initial = read_json(dir / "before" / "eval_results.json");
+  expect_clm_metrics(initial, expected["eval_before_training"], eval_blocks * (block - 1));
+
+  auto flag = [&](const char* name) { return std::string(" --") + name + " " + hf[name].dump(); };
+  testing::CommandResult train = run_kiln(
+      "train --task clm --do_eval" + data + " --max_train_samples " +
+      std::to_string(expected["max_train_samples"].get<int>()) +
+      flag("per_device_train_batch_size") + flag("learning_rate") + flag("weight_decay") +
+      flag("warmup_steps") + flag("max_grad_norm") + flag("max_steps") + flag("logging_steps") +
+      flag("seed") + " --train_sampling_strategy sequential --output_dir " +
+      (dir / "trained").string() + " 2>&1");
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  const nlohmann::json state = read_json(dir / "trained" / "trainer_state.json");
+  std::vector<nlohmann::json> steps;
+  for (const nlohmann::json& entry : state["log_history"]) {
+    if (entry.contains("loss")) steps.push_back(entry);
+  }
+  ASSERT_EQ(steps.size(), expected["loss"].size()) << train.output;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    SCOPED_TRACE("step " + std::to_string(i + 1));
+    EXPECT_NEAR(steps[i]["loss"].get<double>(), expected["loss"][i].get<double>(), 1e-4);
+    const double norm = expected["grad_norm"][i];
+    EXPECT_NEAR(steps[i]["grad_norm"].get<double>(), norm, 1e-4 * std::max(1.0, norm));
+    EXPECT_NEAR(steps[i]["learning_rate"].get<double>(),
+                expected["learning_rate"][i].get<double>(), 1e-12);
+  }
+  const nlohmann::json trained = read_json(dir / "trained" / "eval_results.json");
+  expect_clm_metrics(trained, expected["eval_after_training"], eval_blocks * (block - 1));
+  EXPECT_LE(trained["perplexity"].get<double>(), initial["perplexity"].get<double>() / 2);
+
+  testing::CommandResult generated =
+      run_kiln("generate --model_name_or_path " + (dir / "trained").string() +
+               " --prompt 'Anne was' --max_new_tokens 8 2>&1");
+  ASSERT_EQ(generated.exit_code, 0) << generated.output;
+  EXPECT_GT(generated.output.size(), 1u) << generated.output;  // a continuation and "\n"
+}
+
 TEST(CliTasks, RecipeInputErrorsNameTheFlagOrFile) {
   fs::path dir = testing::scratch_folder();
   std::string model = testing::write_tiny_model_files(dir / "model");
@@ -205,6 +275,16 @@ TEST(CliTasks, RecipeInputErrorsNameTheFlagOrFile) {
   EXPECT_NE(predict_mlm.output.find("[--do_predict] mlm has no prediction step"),
             std::string::npos)
       << predict_mlm.output;
+  const fs::path source(KILN_SOURCE_DIR);
+  testing::CommandResult predict_clm = run_kiln(
+      "train --task clm --model_name_or_path " + (source / "tests/data/clm/tiny_gpt2").string() +
+      " --tokenizer_name " + (source / "data/tokenizers/austen-bpe-1k").string() +
+      " --train_file " + (source / "data/lm/persuasion.txt").string() +
+      " --do_predict --output_dir " + (dir / "out").string());
+  EXPECT_EQ(predict_clm.exit_code, 2);
+  EXPECT_NE(predict_clm.output.find("[--do_predict] clm has no prediction step"),
+            std::string::npos)
+      << predict_clm.output;
 }
 
 

@@ -156,6 +156,13 @@ TEST(Collate, Errors) {
   std::vector<size_t> too_many = {0, 2, 0};
   EXPECT_EQ(error_message([&] { collate_batch(f.encodings, f.dataset, too_many, options); }),
             "[collate] 3 examples for a batch of 2");
+  // A tokenizer without a padding token (GPT-2's) cannot pad, as in transformers.
+  options.max_seq_length = 64;
+  options.pad_id.reset();
+  std::vector<size_t> one = {0};
+  EXPECT_EQ(error_message([&] { collate_batch(f.encodings, f.dataset, one, options); }),
+            "[collate] this batch needs padding and the tokenizer has no padding token (as "
+            "GPT-2's): give it one, e.g. its eos token");
 }
 
 TEST(EpochBatches, LastBatchKeptOrDropped) {

@@ -1,15 +1,19 @@
 // The seam between tasks and model families: transformers' class names and their heads, the
-// family registry by model_type, BERT behind it (its config, names and parameters), and the
-// encoder families (DistilBERT, RoBERTa, XLM-RoBERTa, ELECTRA) on checkpoints transformers wrote.
+// family registry by model_type, BERT and GPT-2 behind it (their configs, names and parameters),
+// and the encoder families (DistilBERT, RoBERTa, XLM-RoBERTa, ELECTRA) on checkpoints
+// transformers wrote.
 #include "kiln/models/model_family.h"
 
 #include <gtest/gtest.h>
 
+#include "kiln/backends/reference/reference_backend.h"
+#include "kiln/ir/ops.h"
 #include "kiln/models/bert.h"
 #include "kiln/models/bert_heads.h"
 #include "kiln/models/distilbert_config.h"
 #include "kiln/models/electra_config.h"
 #include "kiln/models/roberta_config.h"
+#include "kiln/models/gpt2_heads.h"
 #include "support/testing.h"
 
 namespace kiln {
@@ -40,11 +44,12 @@ TEST(ModelFamily, ArchitectureNamesGiveTheirHeads) {
 
 TEST(ModelFamily, RegistryByModelType) {
   EXPECT_EQ(model_types(), (std::vector<std::string_view>{"bert", "distilbert", "roberta",
-                                                          "xlm-roberta", "electra"}));
+                                                          "xlm-roberta", "electra", "gpt2"}));
   EXPECT_EQ(model_family("bert").model_type(), "bert");
-  EXPECT_EQ(error_of([] { model_family("gpt2", "m/config.json"); }),
-            "[m/config.json] \"model_type\" is \"gpt2\"; Kiln builds bert, distilbert, roberta, "
-            "xlm-roberta, electra");
+  EXPECT_EQ(model_family("gpt2").model_type(), "gpt2");
+  EXPECT_EQ(error_of([] { model_family("t5", "m/config.json"); }),
+            "[m/config.json] \"model_type\" is \"t5\"; Kiln builds bert, distilbert, roberta, "
+            "xlm-roberta, electra, gpt2");
   const std::string text =
       R"({"model_type": "bert", "hidden_size": 12, "num_attention_heads": 3,
           "architectures": ["BertForQuestionAnswering"]})";
@@ -56,7 +61,11 @@ TEST(ModelFamily, RegistryByModelType) {
   EXPECT_EQ(model_config_parse("{}", "c")->model_type, "bert");
   EXPECT_EQ(error_of([] { model_config_parse(R"({"model_type": "t5"})", "c"); }),
             "[c] \"model_type\" is \"t5\"; Kiln builds bert, distilbert, roberta, xlm-roberta, "
-            "electra");
+            "electra, gpt2");
+  const auto* gpt2 = dynamic_cast<const Gpt2Config*>(
+      model_config_parse(R"({"model_type": "gpt2", "n_embd": 8, "n_head": 2})", "c").get());
+  ASSERT_NE(gpt2, nullptr);
+  EXPECT_EQ(gpt2->n_embd, 8);
 }
 
 TEST(ModelFamily, BertHeadsAndTheirClasses) {
@@ -201,6 +210,60 @@ TEST(ModelFamily, ConfigsCloneAsTheirFamily) {
   const auto* distilbert_copy = dynamic_cast<const DistilBertConfig*>(copy.get());
   ASSERT_NE(distilbert_copy, nullptr);
   EXPECT_EQ(*distilbert_copy, distilbert);
+}
+
+TEST(ModelFamily, Gpt2HeadsAndTheirClasses) {
+  const ModelFamily& family = model_family("gpt2");
+  EXPECT_EQ(family.architecture(ModelHead::sequence_classification),
+            "GPT2ForSequenceClassification");
+  EXPECT_EQ(family.architecture(ModelHead::token_classification), "GPT2ForTokenClassification");
+  EXPECT_EQ(family.architecture(ModelHead::question_answering), "GPT2ForQuestionAnswering");
+  EXPECT_EQ(family.architecture(ModelHead::causal_lm), "GPT2LMHeadModel");
+  EXPECT_EQ(error_of([&] { family.architecture(ModelHead::masked_lm); }),
+            "[gpt2] Kiln builds GPT-2 with sequence classification, token classification, "
+            "question answering and causal LM heads only");
+  EXPECT_FALSE(family.takes_token_type_ids());
+
+  Gpt2Config config;
+  config.n_embd = 8;
+  config.n_head = 2;
+  config.n_layer = 1;
+  config.vocab_size = 50;
+  config.n_positions = 24;
+  EXPECT_EQ(family.max_positions(config), 24);
+  EXPECT_EQ(family.vocab_size(config), 50);
+  std::unique_ptr<PretrainedConfig> copy = config.clone();
+  EXPECT_EQ(dynamic_cast<const Gpt2Config&>(*copy), config);
+  Graph graph;
+  BertBuildOptions one_token;
+  one_token.seq_len = 1;
+  one_token.with_labels = false;
+  EXPECT_EQ(family.parameters(ModelHead::sequence_classification, graph, config).names(),
+            gpt2_for_sequence_classification(graph, config, one_token).params.names());
+  EXPECT_EQ(family.parameters(ModelHead::token_classification, graph, config).names(),
+            gpt2_for_token_classification(graph, config, one_token).params.names());
+  EXPECT_EQ(family.parameters(ModelHead::question_answering, graph, config).names(),
+            gpt2_for_question_answering(graph, config, one_token).params.names());
+  EXPECT_EQ(family.parameters(ModelHead::causal_lm, graph, config).names(),
+            gpt2_lm_head_model(graph, config, one_token).params.names());
+}
+
+TEST(ModelFamily, CausalLmPredictionsAreTorchArgmaxAndCountsOnlyPredictedLabels) {
+  Graph graph;
+  Value logits = graph.input("logits", DType::f32, {1, 3, 4});
+  Value labels = graph.input("labels", DType::i32, {2, 3});
+  // torch.argmax gives the first of equal maxima: 1, 0, 1.
+  Tensor values = Tensor::from_doubles(DType::f32, {1, 3, 4},
+                                       {1, 3, 3, 0, 5, 5, 5, 5, -2, -1, -3, -1});
+  // labels[:, 1:] that are not -100: 3 (the first column is never predicted).
+  Tensor ids = Tensor::from_doubles(DType::i32, {2, 3}, {7, 8, -100, -100, 9, 4});
+  std::vector<Tensor> results = evaluate_reference(
+      graph, {causal_lm_predictions(logits), causal_lm_label_count(labels)}, {values, ids});
+  ASSERT_EQ(results[0].shape(), (Shape{1, 3}));
+  EXPECT_EQ(results[0].get(0), 1.0);
+  EXPECT_EQ(results[0].get(1), 0.0);
+  EXPECT_EQ(results[0].get(2), 1.0);
+  EXPECT_EQ(results[1].get(0), 3.0);
 }
 
 }  // namespace

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "cli_test_util.h"
-#include "kiln/models/bert_config.h"
+#include "kiln/models/model_family.h"
 #include "kiln/train/checkpoint.h"
 #include "kiln/train/lr_schedule.h"
 
@@ -158,7 +158,7 @@ inline std::string checkpoint_problem(const fs::path& folder) {
                           *make_optimizer(optimizer_config(args)), folder.string());
     LrScheduleState scheduler = lr_schedule_read_state((folder / "scheduler.json").string());
     rng_state_read((folder / "rng_state.json").string());
-    bert_config_read((folder / "config.json").string());
+    model_config_read((folder / "config.json").string());
     tokenizer_load(folder.string());
     if (state.global_step != *step || optimizer.step != *step || scheduler.last_epoch != *step) {
       return folder.string() + ": steps disagree (trainer_state " +

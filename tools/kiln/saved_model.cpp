@@ -26,9 +26,9 @@ constexpr std::array<std::string_view, 5> kQaFlags = {
 // ner's labels and metrics.
 constexpr std::array<std::string_view, 2> kNerFlags = {"label_all_tokens",
                                                        "return_entity_level_metrics"};
-constexpr std::array<std::string_view, 6> kEvaluateOnlyFlags = {
+constexpr std::array<std::string_view, 7> kEvaluateOnlyFlags = {
     "train_file",      "validation_file", "validation_split_percentage", "max_eval_samples",
-    "mlm_probability", "line_by_line"};
+    "mlm_probability", "line_by_line",    "block_size"};
 constexpr std::array<std::string_view, 2> kPredictOnlyFlags = {"test_file", "max_predict_samples"};
 
 template <typename... Lists>

@@ -1,6 +1,6 @@
-// `kiln train`: the main job of run_glue.py, run_qa.py or run_mlm.py (--task): train (resuming a
-// checkpoint when there is one), save the model and the train metrics, then evaluate and predict
-// when asked.
+// `kiln train`: the main job of run_glue.py, run_qa.py, run_mlm.py or run_clm.py (--task): train
+// (resuming a checkpoint when there is one), save the model and the train metrics, then evaluate
+// and predict when asked.
 #include <filesystem>
 #include <iostream>
 
@@ -76,7 +76,8 @@ void add_train_command(CLI::App& app) {
       "train",
       "Train a text classifier (--task classification, as run_glue.py), an extractive question "
       "answering model (--task qa, run_qa.py), a masked language model (--task mlm, "
-      "run_mlm.py) or a token classifier (--task ner, run_ner.py)");
+      "run_mlm.py), a token classifier (--task ner, run_ner.py) or a causal language model "
+      "(--task clm, run_clm.py)");
   add_run_flags(*command, *options);
   command->footer(
       "Example (the README's main job):\n"

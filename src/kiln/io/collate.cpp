@@ -19,7 +19,14 @@ void fill_inputs(Batch& batch, std::span<const Encoding> encodings, const Collat
   auto* type_ids = batch.token_type_ids.data_as<Index>();
   auto* mask = batch.attention_mask.data_as<Index>();
   size_t cells = options.batch_size * batch.length;
-  std::fill(ids, ids + cells, static_cast<Index>(options.pad_id));
+  const bool padded = batch.indices.size() < options.batch_size ||
+                      std::any_of(batch.indices.begin(), batch.indices.end(), [&](size_t index) {
+                        return encodings[index].ids.size() < batch.length;
+                      });
+  check(options.pad_id || !padded, "collate",
+        "this batch needs padding and the tokenizer has no padding token (as GPT-2's): give it "
+        "one, e.g. its eos token");
+  std::fill(ids, ids + cells, static_cast<Index>(options.pad_id.value_or(0)));
   std::fill(type_ids, type_ids + cells, static_cast<Index>(options.pad_type_id));
   for (size_t row = 0; row < batch.indices.size(); ++row) {
     const Encoding& encoding = encodings[batch.indices[row]];

@@ -27,7 +27,8 @@ struct CollateOptions {
   size_t max_seq_length = 128;  // the largest bucket
   bool pad_to_max_length = false;  // one length for all batches
   size_t min_bucket = 16;          // the smallest bucket
-  int32_t pad_id = 0;
+  // None: the tokenizer has no padding token (GPT-2's), and a batch that needs padding fails.
+  std::optional<int32_t> pad_id = 0;
   int32_t pad_type_id = 0;
   int32_t ignore_index = -100;          // the label of padding rows (cross_entropy skips them)
   DType index_dtype = DType::i32;  // ids, type ids, attention mask and class labels: i32 or i64

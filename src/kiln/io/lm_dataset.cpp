@@ -18,6 +18,7 @@ TextLines slice(const TextLines& text, size_t begin, size_t end) {
                    text.lines.begin() + static_cast<std::ptrdiff_t>(end));
   out.line_numbers.assign(text.line_numbers.begin() + static_cast<std::ptrdiff_t>(begin),
                           text.line_numbers.begin() + static_cast<std::ptrdiff_t>(end));
+  out.last_line_ended = end < text.lines.size() || text.last_line_ended;
   return out;
 }
 
@@ -47,6 +48,12 @@ void append(Encoding& all, const Encoding& line) {
 
 }  // namespace
 
+void LmDataset::keep_first(size_t count) {
+  if (count >= examples.size()) return;
+  examples.resize(count);
+  lines.resize(count);
+}
+
 TextLines read_text_lines(const std::string& path) {
   MappedFile file(path);
   std::span<const std::byte> bytes = file.bytes();
@@ -59,6 +66,7 @@ TextLines read_text_lines(const std::string& path) {
     if (end == std::string_view::npos) end = text.size();
     std::string_view line = text.substr(start, end - start);
     if (line.ends_with('\r')) line.remove_suffix(1);
+    out.last_line_ended = end < text.size();
     start = end + 1;
     ++number;
     utf8_decode(line, path + ":" + std::to_string(number));
@@ -101,7 +109,9 @@ LmDataset lm_dataset(const Tokenizer& tokenizer, const TextLines& text,
     Encoding all;
     std::vector<size_t> line_of;  // the line of each concatenated token
     for (size_t i = first; i < last; ++i) {
-      Encoding line = tokenizer.encode(text.lines[i], encode);
+      const bool line_break =
+          options.keep_linebreaks && (i + 1 < text.lines.size() || text.last_line_ended);
+      Encoding line = tokenizer.encode(line_break ? text.lines[i] + "\n" : text.lines[i], encode);
       append(all, line);
       line_of.insert(line_of.end(), line.size(), text.line_numbers[i]);
     }

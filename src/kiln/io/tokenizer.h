@@ -129,6 +129,8 @@ class Tokenizer {
   std::optional<int32_t> unk_id() const { return unk_id_; }
   // Errors when the tokenizer has no padding token (GPT-2 has none: see set_pad_token).
   int32_t pad_id() const;
+  // Whether it has one (pad_id() may still fail for a padding token not in the vocabulary).
+  bool has_pad_token() const { return config_.pad_id || !config_.special.pad.empty(); }
   // Makes `token` (in the vocabulary or an added token) the padding token, as a transformers
   // user sets tokenizer.pad_token = tokenizer.eos_token for GPT-2. Errors for an unknown token.
   void set_pad_token(const std::string& token);

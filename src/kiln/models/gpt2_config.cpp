@@ -24,8 +24,6 @@ Json optional_json(const auto& value) { return value ? Json(*value) : Json(nullp
 
 }  // namespace
 
-void Gpt2Config::set_num_labels(int64_t count) { id2label = config_default_labels(count); }
-
 Gpt2Config gpt2_config_parse(std::string_view json_text, std::string_view where) {
   ConfigFields fields(json_text, where);
   Gpt2Config config;

@@ -3,15 +3,20 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
+
+#include "kiln/models/pretrained_config.h"
 
 namespace kiln {
 
-struct Gpt2Config {
+// Gpt2Config's own fields; the labels, problem_type, architectures, model_type, torch_dtype and
+// the uninterpreted keys are PretrainedConfig's.
+struct Gpt2Config : PretrainedConfig {
+  Gpt2Config() : PretrainedConfig("gpt2") {}
+
   int64_t vocab_size = 50257;
   int64_t n_positions = 1024;  // the longest sequence (wpe's rows)
   int64_t n_embd = 768;
@@ -38,20 +43,13 @@ struct Gpt2Config {
   // The token-classification head's dropout: classifier_dropout, else hidden_dropout, else 0.1.
   std::optional<double> classifier_dropout;
   std::optional<double> hidden_dropout;
-  // The fields every family's config shares, as BertConfig has them.
-  std::optional<std::string> problem_type;
-  std::vector<std::string> id2label = {"LABEL_0", "LABEL_1"};
-  std::vector<std::string> architectures;
-  std::string model_type = "gpt2";
-  std::optional<std::string> torch_dtype;
-  std::map<std::string, std::string> extra;
 
-  int64_t num_labels() const { return static_cast<int64_t>(id2label.size()); }
   int64_t head_size() const { return n_embd / n_head; }
   int64_t inner_size() const { return n_inner.value_or(4 * n_embd); }
-  // Replaces id2label by LABEL_0 .. LABEL_{n-1}, as transformers does for num_labels=n.
-  void set_num_labels(int64_t count);
 
+  std::unique_ptr<PretrainedConfig> clone() const override {
+    return std::make_unique<Gpt2Config>(*this);
+  }
   bool operator==(const Gpt2Config&) const = default;
 };
 

@@ -12,6 +12,7 @@
 #include "kiln/models/distilbert_family.h"
 #include "kiln/models/electra_family.h"
 #include "kiln/models/roberta_family.h"
+#include "kiln/models/gpt2_family.h"
 
 namespace kiln {
 namespace {
@@ -24,6 +25,7 @@ std::span<const ModelFamily* const> families() {
       &roberta_family(),
       &xlm_roberta_family(),
       &electra_family(),
+      &gpt2_family(),
   });
   return all;
 }
@@ -70,6 +72,20 @@ Value span_label_count(Value start_positions, int64_t seq_len) {
 }
 
 Value token_label_count(Value labels) { return count_unlike(labels, -100.0); }
+
+Value causal_lm_label_count(Value labels) {
+  return count_unlike(slice(labels, {0, 1}, {labels.dim(0), labels.dim(1)}), -100.0);
+}
+
+Value causal_lm_predictions(Value logits) {
+  // The largest of (vocab - 1 - index) among the maximal logits marks the first of them.
+  const int64_t last = logits.dim(2) - 1;
+  Value from_end = static_cast<double>(last) -
+                   iota(logits.graph(), DType::i32, logits.shape(), 2);
+  Value maximal = eq(logits, reduce_max(logits, {2}, /*keepdims=*/true));
+  Value marks = reduce_max(select(maximal, from_end, scalar_like(from_end, -1.0)), {2});
+  return static_cast<double>(last) - marks;
+}
 
 const ModelFamily& model_family(std::string_view model_type, std::string_view where) {
   for (const ModelFamily* family : families()) {

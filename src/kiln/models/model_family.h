@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kiln/ir/error.h"
 #include "kiln/ir/graph.h"
 #include "kiln/models/build_options.h"
 #include "kiln/models/pretrained_config.h"
@@ -86,6 +87,23 @@ class ModelFamily {
   virtual std::string_view wordpiece_tokenizer_class() const { return {}; }
 };
 
+// For families' build(): a head's model (a struct with loss and params, as BertClassifier) and
+// its outputs as a TaskModel.
+template <typename Model>
+TaskModel task_model(Model& model, std::vector<Value> outputs, Value loss_count) {
+  return TaskModel{std::move(outputs), model.loss, loss_count, model.params.values(),
+                   model.params.decay_flags()};
+}
+
+// `config` as the family's config type; an Error naming `family` when it is another's.
+template <typename Config>
+const Config& family_config(const PretrainedConfig& config, std::string_view family) {
+  const auto* found = dynamic_cast<const Config*>(&config);
+  check(found != nullptr, family, "the config of model_type \"", config.model_type,
+        "\" is not the family's config");
+  return *found;
+}
+
 // TaskModel::loss_count for families' build(), by the head's labels. Sequence classification:
 // the rows with a label (cross entropy skips -100), or, for float labels (regression,
 // multi-label), the rows with tokens; QA: the rows whose start position lies inside the
@@ -93,6 +111,13 @@ class ModelFamily {
 Value sequence_label_count(Value labels, Value attention_mask);
 Value span_label_count(Value start_positions, int64_t seq_len);
 Value token_label_count(Value labels);
+// Causal LM: the labels [batch, seq] a token predicts (labels[:, 1:]) that are not -100.
+Value causal_lm_label_count(Value labels);
+
+// A causal LM's output for evaluation, run_clm.py's preprocess_logits_for_metrics: the argmax
+// (the first maximal index, as torch.argmax) of logits [batch, seq, vocab] as i32 [batch, seq],
+// so that no vocabulary-sized logits leave the device.
+Value causal_lm_predictions(Value logits);
 
 // The family of `model_type`; an Error naming `where` and the families Kiln has otherwise.
 const ModelFamily& model_family(std::string_view model_type, std::string_view where = "config");

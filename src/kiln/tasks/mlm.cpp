@@ -2,12 +2,9 @@
 // epoch; evaluation adds perplexity. It has no prediction step.
 #include "kiln/tasks/mlm.h"
 
-#include <cmath>
-#include <limits>
-
 #include "kiln/io/lm_dataset.h"
 #include "kiln/ir/error.h"
-#include "kiln/ir/usage_error.h"
+#include "kiln/tasks/lm_text.h"
 #include "kiln/train/mlm_data.h"
 
 namespace kiln {
@@ -20,10 +17,7 @@ std::unique_ptr<TaskData> mlm_split(const TrainingArguments& args, const Tokeniz
   options.max_seq_length = static_cast<size_t>(args.max_seq_length);
   options.line_by_line = args.line_by_line;
   LmDataset dataset = lm_dataset(tokenizer, text, options);
-  if (max_samples && dataset.size() > static_cast<size_t>(*max_samples)) {
-    dataset.examples.resize(static_cast<size_t>(*max_samples));
-    dataset.lines.resize(static_cast<size_t>(*max_samples));
-  }
+  if (max_samples) dataset.keep_first(static_cast<size_t>(*max_samples));
   check(dataset.size() > 0, text.source, "no examples of ", options.max_seq_length,
         " tokens (a shorter --max_seq_length or --line_by_line may help)");
   std::optional<int32_t> mask = tokenizer.token_to_id(tokenizer.config().special.mask);
@@ -37,7 +31,7 @@ std::unique_ptr<TaskData> mlm_split(const TrainingArguments& args, const Tokeniz
   return std::make_unique<MlmData>(std::move(dataset), mlm);
 }
 
-class MlmTask : public Task {
+class MlmTask : public LanguageModelingTask {
  public:
   std::string_view name() const override { return "mlm"; }
   ModelHead head() const override { return ModelHead::masked_lm; }
@@ -46,47 +40,11 @@ class MlmTask : public Task {
                        PretrainedConfig& /*config*/, SplitsWanted wanted,
                        std::ostream& log) const override {
     const TrainingArguments& args = options.args;
-    check_usage(!wanted.test, "--do_predict", "mlm has no prediction step; evaluate instead");
+    LmText text = read_lm_text(args, wanted, name(), log);
     TaskSplits data;
-    // As classification: a split is held out only for a run that evaluates.
-    const bool split =
-        wanted.eval && !args.validation_file && args.validation_split_percentage > 0;
-    std::optional<TextLines> train, eval;
-    if (wanted.train || split) {
-      train = read_text_lines(
-          required_file(args.train_file, "--train_file", "mlm needs --train_file"));
-      if (split) {
-        auto [held_out, kept] = split_text_lines(*train, args.validation_split_percentage);
-        report_held_out(log, held_out.lines.size(), train->lines.size(), "lines",
-                        train->source, args);
-        train = std::move(kept);
-        eval = std::move(held_out);
-      }
-    }
-    if (wanted.eval && !eval) {
-      eval = read_text_lines(required_file(args.validation_file, "--validation_file",
-                                           "evaluation needs --validation_file, or --train_file "
-                                           "with --validation_split_percentage above 0"));
-    }
-    if (wanted.train) data.train = mlm_split(args, tokenizer, *train, args.max_train_samples);
-    if (wanted.eval) data.eval = mlm_split(args, tokenizer, *eval, args.max_eval_samples);
+    if (wanted.train) data.train = mlm_split(args, tokenizer, *text.train, args.max_train_samples);
+    if (wanted.eval) data.eval = mlm_split(args, tokenizer, *text.eval, args.max_eval_samples);
     return data;
-  }
-
-  // run_mlm.py's perplexity: exp(eval_loss), infinite when that overflows.
-  nlohmann::json evaluate(Trainer& trainer, const TaskData& data,
-                          const TrainingArguments& args) const override {
-    nlohmann::json metrics = Task::evaluate(trainer, data, args);
-    const double loss = metrics["eval_loss"].get<double>();
-    metrics["perplexity"] = loss < std::log(std::numeric_limits<double>::max())
-                                ? std::exp(loss)
-                                : std::numeric_limits<double>::infinity();
-    return metrics;
-  }
-
-  nlohmann::json predict(Trainer& /*trainer*/, const TaskData& /*data*/,
-                         const TrainingArguments& /*args*/) const override {
-    fail("--do_predict", "mlm has no prediction step; evaluate instead");  // load_data refused
   }
 };
 

@@ -8,6 +8,7 @@
 #include "kiln/ir/error.h"
 #include "kiln/ir/usage_error.h"
 #include "kiln/tasks/classification.h"
+#include "kiln/tasks/clm.h"
 #include "kiln/tasks/mlm.h"
 #include "kiln/tasks/ner.h"
 #include "kiln/tasks/qa.h"
@@ -22,6 +23,7 @@ std::span<const Task* const> tasks() {
       &qa_task(),
       &mlm_task(),
       &ner_task(),
+      &clm_task(),
   });
   return all;
 }

@@ -6,8 +6,8 @@
 namespace kiln {
 
 std::span<const std::string_view> task_names() {
-  static constexpr std::array<std::string_view, 4> kTaskNames = {"classification", "qa", "mlm",
-                                                                 "ner"};
+  static constexpr std::array<std::string_view, 5> kTaskNames = {"classification", "qa", "mlm",
+                                                                 "ner", "clm"};
   return kTaskNames;
 }
 

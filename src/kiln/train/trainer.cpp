@@ -109,7 +109,9 @@ CollateOptions Trainer::collate_options(int64_t batch_size) const {
   options.batch_size = static_cast<size_t>(batch_size);
   options.max_seq_length = static_cast<size_t>(args_.max_seq_length);
   options.pad_to_max_length = args_.pad_to_max_length;
-  options.pad_id = tokenizer_.pad_id();
+  // GPT-2's tokenizer has none: collate_inputs refuses batches that need padding then, as
+  // transformers does; clm's blocks need none (a short last batch's padding rows are ignored).
+  options.pad_id = tokenizer_.has_pad_token() ? std::optional(tokenizer_.pad_id()) : std::nullopt;
   options.pad_type_id = tokenizer_.config().pad_type_id;
   return options;
 }

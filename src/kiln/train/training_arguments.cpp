@@ -135,7 +135,8 @@ void check_ranges(const TrainingArguments& args) {
         args.validation_split_percentage);
   for (auto [flag, value] : {std::pair{"--max_train_samples", args.max_train_samples},
                              std::pair{"--max_eval_samples", args.max_eval_samples},
-                             std::pair{"--max_predict_samples", args.max_predict_samples}}) {
+                             std::pair{"--max_predict_samples", args.max_predict_samples},
+                             std::pair{"--block_size", args.block_size}}) {
     check(!value || *value >= 1, flag, "must be positive: ", value.value_or(0));
   }
   check(args.doc_stride >= 0 && (args.task != "qa" || args.doc_stride < args.max_seq_length),

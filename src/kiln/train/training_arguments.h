@@ -44,8 +44,8 @@ std::optional<LrSchedulerType> lr_scheduler_type_from_name(std::string_view name
 // not. The model/data fields follow run_glue.py's ModelArguments and DataTrainingArguments.
 struct TrainingArguments {
   // Model and data.
-  // classification, qa, mlm or ner; unset: classification for training, the trained model's task
-  // (its architectures: the CLI's task_of_model) for evaluation and prediction.
+  // classification, qa, mlm, ner or clm; unset: classification for training, the trained
+  // model's task (its architectures: the CLI's task_of_model) for evaluation and prediction.
   std::optional<std::string> task;
   std::optional<std::string> model_name_or_path;
   std::optional<std::string> config_name;     // a preset name (tiny, ...) or a config.json path
@@ -80,6 +80,8 @@ struct TrainingArguments {
   // Token classification (run_ner.py).
   bool label_all_tokens = false;
   bool return_entity_level_metrics = false;
+  // Causal language modeling (run_clm.py); unset: from the tokenizer and the model (tasks/clm.h).
+  std::optional<int64_t> block_size;
 
   // Output.
   std::string output_dir = "trainer_output";

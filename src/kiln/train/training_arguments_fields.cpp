@@ -28,8 +28,9 @@ constexpr std::array<std::string_view, 2> kSamplingStrategies = {"random", "sequ
 const std::array kFields = {
     ArgumentField{"task", &A::task, kModel,
                   "The task: classification (run_glue.py), qa (extractive question answering, "
-                  "run_qa.py), mlm (masked language modeling, run_mlm.py) or ner (token "
-                  "classification, run_ner.py). Default: "
+                  "run_qa.py), mlm (masked language modeling, run_mlm.py), ner (token "
+                  "classification, run_ner.py) or clm (causal language modeling, run_clm.py). "
+                  "Default: "
                   "classification for train; the trained model's (its config.json's "
                   "architectures) for evaluate and predict.",
                   task_names()},
@@ -99,6 +100,10 @@ const std::array kFields = {
     ArgumentField{"return_entity_level_metrics", &A::return_entity_level_metrics, kModel,
                   "ner: whether to return all the entity levels during evaluation or just the "
                   "overall ones."},
+    ArgumentField{"block_size", &A::block_size, kModel,
+                  "clm: the length of the training blocks the text is cut into. Default: the "
+                  "tokenizer's model_max_length, or min(1024, n_positions) when that is longer "
+                  "than the model takes."},
 
     ArgumentField{"output_dir", &A::output_dir, kTrain,
                   "The output directory where the model predictions and checkpoints will be "
