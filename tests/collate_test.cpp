@@ -162,7 +162,8 @@ TEST(Collate, Errors) {
   std::vector<size_t> one = {0};
   EXPECT_EQ(error_message([&] { collate_batch(f.encodings, f.dataset, one, options); }),
             "[collate] this batch needs padding and the tokenizer has no padding token (as "
-            "GPT-2's): give it one, e.g. its eos token");
+            "GPT-2's): give it one in its tokenizer_config.json (\"pad_token\", e.g. its eos "
+            "token)");
 }
 
 TEST(EpochBatches, LastBatchKeptOrDropped) {

@@ -76,8 +76,8 @@ TEST(ModelFamily, BertHeadsAndTheirClasses) {
   EXPECT_EQ(family.architecture(ModelHead::masked_lm), "BertForMaskedLM");
   EXPECT_EQ(family.architecture(ModelHead::token_classification), "BertForTokenClassification");
   EXPECT_EQ(error_of([&] { family.architecture(ModelHead::causal_lm); }),
-            "[bert] Kiln builds BERT with sequence classification, question answering, masked LM "
-            "and token classification heads only");
+            "[bert] Kiln builds bert with sequence classification, question answering, token "
+            "classification and masked LM heads only");
   EXPECT_TRUE(family.takes_token_type_ids());
 
   BertConfig config;

@@ -25,7 +25,7 @@ void fill_inputs(Batch& batch, std::span<const Encoding> encodings, const Collat
                       });
   check(options.pad_id || !padded, "collate",
         "this batch needs padding and the tokenizer has no padding token (as GPT-2's): give it "
-        "one, e.g. its eos token");
+        "one in its tokenizer_config.json (\"pad_token\", e.g. its eos token)");
   std::fill(ids, ids + cells, static_cast<Index>(options.pad_id.value_or(0)));
   std::fill(type_ids, type_ids + cells, static_cast<Index>(options.pad_type_id));
   for (size_t row = 0; row < batch.indices.size(); ++row) {

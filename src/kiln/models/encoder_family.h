@@ -1,5 +1,5 @@
-// The ModelFamily of an encoder whose heads are free functions of its config, as DistilBERT's,
-// RoBERTa's (and XLM-RoBERTa's) and ELECTRA's are: each adapter is one EncoderParts value naming
+// The ModelFamily of an encoder whose heads are free functions of its config, as BERT's,
+// DistilBERT's, RoBERTa's (and XLM-RoBERTa's) and ELECTRA's are: each adapter is one EncoderParts value naming
 // its config parser, its four heads' builders and its checkpoint functions, so that the switch
 // over heads and the loss counts are written once. Included by the *_family.cpp files only.
 #pragma once
@@ -145,16 +145,7 @@ class EncoderFamily final : public ModelFamily {
 
  private:
   const Config& config_of(const PretrainedConfig& config) const {
-    const auto* found = dynamic_cast<const Config*>(&config);
-    check(found != nullptr, parts_.model_type, "the config of model_type \"", config.model_type,
-          "\" is not ", parts_.model_type, "'s");
-    return *found;
-  }
-
-  template <typename Model>
-  static TaskModel task_model(Model& model, std::vector<Value> outputs, Value loss_count) {
-    return TaskModel{std::move(outputs), model.loss, loss_count, model.params.values(),
-                     model.params.decay_flags()};
+    return family_config<Config>(config, parts_.model_type);
   }
 
   EncoderParts<Config, Heads...> parts_;

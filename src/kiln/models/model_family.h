@@ -99,8 +99,8 @@ TaskModel task_model(Model& model, std::vector<Value> outputs, Value loss_count)
 template <typename Config>
 const Config& family_config(const PretrainedConfig& config, std::string_view family) {
   const auto* found = dynamic_cast<const Config*>(&config);
-  check(found != nullptr, family, "the config of model_type \"", config.model_type,
-        "\" is not the family's config");
+  check(found != nullptr, family, "the config of model_type \"", config.model_type, "\" is not ",
+        family, "'s");
   return *found;
 }
 
