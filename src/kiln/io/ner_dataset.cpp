@@ -91,9 +91,12 @@ NerDataset read_ner_dataset(const std::string& path, const NerColumns& columns,
   check(std::filesystem::is_regular_file(path), path, "no such file");
   TableOptions format;
   format.format = TableFormat::jsonl;
-  const Table table = read_table_file(path, format);
+  return ner_dataset(read_table_file(path, format), columns, require_tags);
+}
+
+NerDataset ner_dataset(const Table& table, const NerColumns& columns, bool require_tags) {
   NerDataset data;
-  data.source = path;
+  data.source = table.source;
   data.lines = table.lines;
   const std::string text = column_name(table, columns.text, "tokens", 0);
   const std::string label = column_name(table, columns.label, "ner_tags", 1);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/io/dataset_table.h"
 #include "kiln/io/tokenizer.h"
 
 namespace kiln {
@@ -39,6 +40,8 @@ struct NerDataset {
 // column), a cell that is not a list of strings (tags: of strings or of integers), a tag list of
 // another length than the words.
 NerDataset read_ner_dataset(const std::string& path, const NerColumns& columns, bool require_tags);
+// The same from a JSON lines table already read.
+NerDataset ner_dataset(const Table& table, const NerColumns& columns, bool require_tags);
 
 // run_ner.py's get_label_list: the sorted distinct tags (integer tags in numeric order).
 std::vector<std::string> ner_label_list(const NerDataset& data);

@@ -9,7 +9,8 @@
 namespace kiln {
 
 const ModelFamily& bert_family() {
-  static const EncoderFamily family(EncoderParts{
+  static const EncoderFamily family(EncoderParts<BertConfig, BertClassifier, BertQuestionAnswering,
+                                               BertTokenClassification, BertMaskedLM>{
       .model_type = "bert",
       .class_prefix = "Bert",
       .parse_config = bert_config_parse,

@@ -9,7 +9,9 @@
 namespace kiln {
 
 const ModelFamily& distilbert_family() {
-  static const EncoderFamily family(EncoderParts{
+  static const EncoderFamily family(EncoderParts<DistilBertConfig, DistilBertClassifier,
+                                               DistilBertQuestionAnswering,
+                                               DistilBertTokenClassifier, DistilBertMaskedLM>{
       .model_type = "distilbert",
       .class_prefix = "DistilBert",
       .parse_config = distilbert_config_parse,

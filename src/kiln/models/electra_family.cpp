@@ -10,7 +10,9 @@
 namespace kiln {
 
 const ModelFamily& electra_family() {
-  static const EncoderFamily family(EncoderParts{
+  static const EncoderFamily family(EncoderParts<ElectraConfig, BertClassifier,
+                                               BertQuestionAnswering, BertTokenClassification,
+                                               BertMaskedLM>{
       .model_type = "electra",
       .class_prefix = "Electra",
       .parse_config = electra_config_parse,

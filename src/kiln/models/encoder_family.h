@@ -1,7 +1,8 @@
 // The ModelFamily of an encoder whose heads are free functions of its config, as BERT's,
-// DistilBERT's, RoBERTa's (and XLM-RoBERTa's) and ELECTRA's are: each adapter is one EncoderParts value naming
-// its config parser, its four heads' builders and its checkpoint functions, so that the switch
-// over heads and the loss counts are written once. Included by the *_family.cpp files only.
+// DistilBERT's, RoBERTa's (and XLM-RoBERTa's) and ELECTRA's are: each adapter is one
+// EncoderParts value naming its config parser, its four heads' builders and its checkpoint
+// functions, so that the switch over heads and the loss counts are written once. Included by the
+// *_family.cpp files only.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,7 @@ namespace kiln {
 // struct with `params` and `loss`, and: `logits`, `labels` and `inputs.attention_mask`
 // (sequence classification); `start_logits`, `end_logits` and `start_positions` (question
 // answering); `logits` and `labels` (token classification); `labels` (masked LM).
+// Spelled out in full where built: clang 14 (the fuzz build's) deduces no aggregate's arguments.
 template <typename Config, typename Classifier, typename Answerer, typename Tagger,
           typename Filler>
 struct EncoderParts {
