@@ -1,6 +1,7 @@
 // ClassificationDataset: the column rule, the texts, and subsets; labels are in dataset_labels.cpp.
 #include "kiln/io/dataset.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "kiln/io/dataset_labels.h"
@@ -137,6 +138,19 @@ std::string label_names_text(std::span<const std::string> names) {
   std::string out;
   for (const std::string& name : names) out += (out.empty() ? "" : ", ") + name;
   return out;
+}
+
+bool same_label_set(std::span<const std::string> model, std::span<const std::string> data) {
+  std::vector<std::string> a(model.begin(), model.end()), b(data.begin(), data.end());
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  return a == b;
+}
+
+void warn_labels_replaced(std::ostream& log, std::span<const std::string> model,
+                          std::span<const std::string> data) {
+  log << "warning: the model's labels (" << label_names_text(model) << ") don't match the "
+      << "dataset's (" << label_names_text(data) << "); using the dataset's\n";
 }
 
 }  // namespace kiln

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ostream>
 #include <span>
 #include <string>
 #include <vector>
@@ -95,5 +96,11 @@ ClassificationDataset dataset_subset(const ClassificationDataset& dataset,
 bool is_default_label_names(std::span<const std::string> names);
 // "a, b, c": label names for messages.
 std::string label_names_text(std::span<const std::string> names);
+// Whether a model's labels and a dataset's are the same names in any order: the model's ids are
+// then kept, as run_glue.py and run_ner.py do.
+bool same_label_set(std::span<const std::string> model, std::span<const std::string> data);
+// The scripts' warning when they are not, and the dataset's labels replace the model's.
+void warn_labels_replaced(std::ostream& log, std::span<const std::string> model,
+                          std::span<const std::string> data);
 
 }  // namespace kiln

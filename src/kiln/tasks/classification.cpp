@@ -1,7 +1,6 @@
 // --task classification: run_glue.py's label rules and validation split, and its prediction files.
 #include "kiln/tasks/classification.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -33,11 +32,6 @@ ClassificationDataset load(const RunOptions& options, const std::string& path,
   data.label_names = label_names;
   data.require_labels = require_labels;
   return load_classification_dataset(path, data);
-}
-
-std::vector<std::string> sorted(std::vector<std::string> names) {
-  std::sort(names.begin(), names.end());
-  return names;
 }
 
 // The first `limit` examples (--max_*_samples, as run_glue.py's dataset.select(range(limit))).
@@ -80,13 +74,10 @@ ClassificationFiles load_files(const RunOptions& options, PretrainedConfig& conf
     if (train->label_kind == LabelKind::regression) {
       config.set_num_labels(1);
       labels.clear();
-    } else if (!labels.empty() && sorted(labels) == sorted(train->label_names)) {
+    } else if (!labels.empty() && same_label_set(labels, train->label_names)) {
       train = load(options, file, labels, true);  // run_glue.py keeps the model's label ids
     } else {
-      if (!labels.empty()) {
-        log << "warning: the model's labels (" << label_names_text(labels) << ") don't match the "
-            << "dataset's (" << label_names_text(train->label_names) << "); using the dataset's\n";
-      }
+      if (!labels.empty()) warn_labels_replaced(log, labels, train->label_names);
       config.id2label = labels = train->label_names;
     }
   } else if (wanted.eval && split) {

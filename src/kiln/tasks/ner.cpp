@@ -2,7 +2,6 @@
 // and predictions.txt.
 #include "kiln/tasks/ner.h"
 
-#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -18,11 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> sorted(std::vector<std::string> names) {
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 // run_ner.py's labels: the training file's (get_label_list), in the model's order when the
 // model's config names the same ones; they become the config's id2label. Without training, the
 // model's.
@@ -32,12 +26,10 @@ std::vector<std::string> settle_labels(const NerDataset* train, PretrainedConfig
   std::vector<std::string> labels = ner_label_list(*train);
   check(!labels.empty(), train->source, "has no tags");
   if (!is_default_label_names(config.id2label)) {
-    if (sorted(config.id2label) == sorted(labels)) {
+    if (same_label_set(config.id2label, labels)) {
       labels = config.id2label;
     } else {
-      log << "warning: the model's labels (" << label_names_text(config.id2label)
-          << ") don't match the dataset's (" << label_names_text(labels)
-          << "); using the dataset's\n";
+      warn_labels_replaced(log, config.id2label, labels);
     }
   }
   config.id2label = labels;
