@@ -62,8 +62,9 @@ TEST(ModelFamily, RegistryByModelType) {
   EXPECT_EQ(error_of([] { model_config_parse(R"({"model_type": "t5"})", "c"); }),
             "[c] \"model_type\" is \"t5\"; Kiln builds bert, distilbert, roberta, xlm-roberta, "
             "electra, gpt2");
-  const auto* gpt2 = dynamic_cast<const Gpt2Config*>(
-      model_config_parse(R"({"model_type": "gpt2", "n_embd": 8, "n_head": 2})", "c").get());
+  const std::unique_ptr<PretrainedConfig> gpt2_config =
+      model_config_parse(R"({"model_type": "gpt2", "n_embd": 8, "n_head": 2})", "c");
+  const auto* gpt2 = dynamic_cast<const Gpt2Config*>(gpt2_config.get());
   ASSERT_NE(gpt2, nullptr);
   EXPECT_EQ(gpt2->n_embd, 8);
 }
