@@ -1,12 +1,14 @@
 // --task_name end to end: the metrics run_glue.py logs for the GLUE task (eval_ and test_ names),
 // Matthews correlation recomputed here from the written predictions with the two-class formula,
-// and a task whose kind does not match the labels refused naming --task_name.
+// stsb's Pearson and Spearman from the written scores, and a task whose kind does not match the
+// labels refused naming --task_name.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <sstream>
 
 #include "cli_test_util.h"
+#include "kiln/train/glue_metrics.h"
 
 namespace kiln {
 namespace {
@@ -56,6 +58,47 @@ TEST(CliGlueMetrics, ColaReportsMatthewsCorrelationOfThePredictions) {
   // The model saved after training scores the same file alike in both commands.
   EXPECT_NEAR(metrics["test_matthews_correlation"].get<double>(),
               eval["eval_matthews_correlation"].get<double>(), 1e-12);
+}
+
+// stsb, the regression task: the Pearson and Spearman correlations of the scores `kiln predict`
+// writes with the file's scores (by glue_metrics_test's scipy-checked formulas), in
+// predict_results.json, and the same in training's evaluation of the same file.
+TEST(CliGlueMetrics, StsbReportsPearsonAndSpearmanOfThePredictedScores) {
+  fs::path dir = testing::scratch_folder();
+  std::string model = testing::write_tiny_model_files(dir / "model");
+  fs::path scores = testing::write_sentiment_tsv(dir / "scores.tsv", 48, 9, {"0.5", "4.5"});
+  fs::path out = dir / "out";
+  testing::CommandResult trained =
+      run_kiln("train " + model + " " + testing::quick_run_flags(out) + " --train_file " +
+               scores.string() + " --validation_file " + scores.string() +
+               " --task_name stsb --do_eval --num_train_epochs 2 --save_strategy no");
+  ASSERT_EQ(trained.exit_code, 0) << trained.output;
+  nlohmann::json eval = read_json(out / "eval_results.json");
+  EXPECT_FALSE(eval.contains("eval_accuracy")) << eval.dump();
+
+  testing::CommandResult predicted =
+      run_kiln("predict --model_name_or_path " + out.string() + " " +
+               testing::quick_run_flags(dir / "pred") + " --test_file " + scores.string() +
+               " --task_name stsb");
+  ASSERT_EQ(predicted.exit_code, 0) << predicted.output;
+  const ClassificationDataset labelled = testing::load_sentiment(scores);
+  ASSERT_EQ(labelled.label_kind, LabelKind::regression);
+  const std::vector<double> truth(labelled.label_values.begin(), labelled.label_values.end());
+  std::vector<double> predictions;
+  std::istringstream jsonl(testing::read_text(dir / "pred" / "predict_results.jsonl"));
+  for (std::string line; std::getline(jsonl, line);) {
+    predictions.push_back(nlohmann::json::parse(line)["prediction"].get<double>());
+  }
+  ASSERT_EQ(predictions.size(), truth.size());
+  const double pearson = pearson_correlation(predictions, truth);
+  const double spearman = spearman_correlation(predictions, truth);
+  ASSERT_TRUE(std::isfinite(pearson)) << "the model predicts one score for every row";
+  nlohmann::json metrics = read_json(dir / "pred" / "predict_results.json");
+  EXPECT_NEAR(metrics["test_pearson"].get<double>(), pearson, 1e-9) << metrics.dump();
+  EXPECT_NEAR(metrics["test_spearmanr"].get<double>(), spearman, 1e-9) << metrics.dump();
+  EXPECT_NEAR(metrics["test_combined_score"].get<double>(), (pearson + spearman) / 2, 1e-9);
+  EXPECT_NEAR(eval["eval_pearson"].get<double>(), pearson, 1e-9) << eval.dump();
+  EXPECT_NEAR(eval["eval_spearmanr"].get<double>(), spearman, 1e-9) << eval.dump();
 }
 
 // Two steps on 32 generated rows, evaluated on the same file, reporting --task_name's metrics;

@@ -3,7 +3,7 @@
 // does), QA prediction files, both on RoBERTa with byte-level BPE; causal-LM training and
 // evaluation against transformers' Trainer (tests/data/clm, by
 // tests/fixtures_gen/make_clm_fixtures.py) then generation from the result; token classification
-// on the shipped NER set; and the recipes' bad inputs.
+// on the shipped NER set; qa's default sequence length (run_qa.py's); and the recipes' bad inputs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -247,6 +247,27 @@ TEST(CliTasks, CausalLmTrainsAsTransformersTrainerHalvesPerplexityAndGenerates) 
                " --prompt 'Anne was' --max_new_tokens 8 2>&1");
   ASSERT_EQ(generated.exit_code, 0) << generated.output;
   EXPECT_GT(generated.output.size(), 1u) << generated.output;  // a continuation and "\n"
+}
+
+// Without --max_seq_length, qa takes run_qa.py's 384 tokens, which its default --doc_stride of
+// 128 fits (the other tasks' 128 would not); the run's arguments record it.
+TEST(CliTasks, QaDefaultsToRunQasSequenceLength) {
+  fs::path dir = testing::scratch_folder();
+  fs::create_directories(dir / "model");
+  fs::path vocab = testing::write_vocab(dir / "model");
+  BertConfig config = testing::tiny_config(tokenizer_load_vocab(vocab.string()).vocab_size());
+  config.max_position_embeddings = 384;
+  bert_config_write((dir / "model" / "config.json").string(), config);
+  testing::CommandResult trained = run_kiln(
+      "train --task qa --version_2_with_negative --config_name " +
+      (dir / "model" / "config.json").string() + " --tokenizer_name " + vocab.string() +
+      " --train_file " + write_questions(dir).string() +
+      " --per_device_train_batch_size 4 --disable_tqdm --max_steps 1 --save_steps 1"
+      " --output_dir " + (dir / "out").string());
+  ASSERT_EQ(trained.exit_code, 0) << trained.output;
+  const nlohmann::json args = read_json(dir / "out" / "checkpoint-1" / "training_args.json");
+  EXPECT_EQ(args["max_seq_length"], 384);
+  EXPECT_EQ(args["doc_stride"], 128);
 }
 
 TEST(CliTasks, RecipeInputErrorsNameTheFlagOrFile) {

@@ -93,7 +93,7 @@ TEST(CliUsage, HelpListsTheChoicesOfEveryFieldThatHasThem) {
   testing::CommandResult help = run_kiln("train --help");
   ASSERT_EQ(help.exit_code, 0) << help.output;
   for (const char* name :
-       {"task", "device", "nan_inf_strategy", "report_to", "lr_scheduler_type"}) {
+       {"task", "device", "nan_inf_strategy", "report_to", "lr_scheduler_type", "optim"}) {
     const ArgumentField* field = find_training_argument_field(name);
     ASSERT_NE(field, nullptr) << name;
     EXPECT_FALSE(argument_choices(*field).empty()) << name;

@@ -37,7 +37,7 @@ TEST(TrainerHfParity, First20StepsMatchTransformersTrainer) {
   args.max_grad_norm = hf["max_grad_norm"];
   args.max_steps = hf["max_steps"];
   args.seed = hf["seed"];
-  args.max_seq_length = hf["max_seq_length"];
+  args.max_seq_length = hf["max_seq_length"].get<int64_t>();
   args.train_sampling_strategy = "sequential";
   training_arguments_post_init(args);
 

@@ -103,7 +103,7 @@ TEST(TrainingArgumentsTest, DefaultsAreHuggingFaces) {
   EXPECT_FALSE(args.resume_from_checkpoint.has_value());
   EXPECT_FALSE(args.dataloader_drop_last);
   EXPECT_FALSE(args.disable_tqdm);
-  EXPECT_EQ(args.max_seq_length, 128);
+  EXPECT_FALSE(args.max_seq_length.has_value());  // the task's default (below)
   // Kiln's choices where HF has none or differs (see training_arguments.h).
   EXPECT_EQ(args.report_to, std::vector<std::string>{"jsonl"});
   EXPECT_FALSE(args.pad_to_max_length);
@@ -124,6 +124,28 @@ TEST(TrainingArgumentsTest, PostInitOfDefaultsDerivesOnlyTheLogFolder) {
   EXPECT_FALSE(args.greater_is_better.has_value());
   EXPECT_EQ(args.report_to, std::vector<std::string>{"jsonl"});
   EXPECT_TRUE(args.logging_dir.starts_with("out/runs/")) << args.logging_dir;
+}
+
+// run_qa.py defaults to 384 tokens, whose doc_stride of 128 the default of 128 would not fit;
+// run_glue.py and the others to 128. A length the user gives stays.
+TEST(TrainingArgumentsTest, PostInitSetsTheTasksDefaultSequenceLength) {
+  auto resolved = [](std::optional<std::string> task, std::optional<int64_t> given) {
+    TrainingArguments args;
+    args.task = std::move(task);
+    args.max_seq_length = given;
+    training_arguments_post_init(args);
+    return args.max_seq_length;
+  };
+  EXPECT_EQ(resolved("qa", std::nullopt), 384);
+  EXPECT_EQ(resolved("classification", std::nullopt), 128);
+  EXPECT_EQ(resolved(std::nullopt, std::nullopt), 128);
+  EXPECT_EQ(resolved("ner", std::nullopt), 128);
+  EXPECT_EQ(resolved("qa", 200), 200);
+  EXPECT_EQ(resolved("classification", 64), 64);
+  TrainingArguments short_qa;
+  short_qa.task = "qa";
+  short_qa.max_seq_length = 128;
+  EXPECT_EQ(post_init_error(short_qa), "[--doc_stride] must lie in [0, max_seq_length): 128");
 }
 
 TEST(TrainingArgumentsTest, PostInitDerivesEvalAndBestModelSettings) {

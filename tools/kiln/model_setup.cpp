@@ -134,10 +134,11 @@ void load_model_weights(ModelSetup& model, const Task& task, const TrainingArgum
   params.initialize(args.seed);
   model.weights = params.state_dict();
   // Last of the model's checks, so that a broken data file or weights file is reported first.
-  check(args.max_seq_length <= family.max_positions(*model.config), config_path(args),
-        "\"max_position_embeddings\" ", family.max_positions(*model.config),
-        " is shorter than --max_seq_length ", args.max_seq_length,
-        ": the model cannot take sequences that long");
+  const int64_t positions = family.max_positions(*model.config);
+  check(max_seq_length_for(args) <= positions, config_path(args), "\"max_position_embeddings\" ",
+        positions, " is shorter than --max_seq_length ", max_seq_length_for(args),
+        ": the model cannot take sequences that long (give --max_seq_length ", positions,
+        " or less)");
 }
 
 std::unique_ptr<Trainer> make_trainer(const TrainingArguments& args, ModelSetup& model,

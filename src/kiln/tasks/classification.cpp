@@ -119,7 +119,7 @@ std::unique_ptr<TaskData> rows(std::optional<ClassificationDataset>& data,
   }
   return std::make_unique<ClassificationData>(
       std::make_shared<const ClassificationDataset>(std::move(*data)), tokenizer,
-      static_cast<size_t>(args.max_seq_length), args.task_name.value_or(""));
+      static_cast<size_t>(max_seq_length_for(args)), args.task_name.value_or(""));
 }
 
 // predict_results.txt ("index\tprediction", as run_glue.py) and predict_results.jsonl (label

@@ -14,7 +14,7 @@ std::unique_ptr<TaskData> mlm_split(const TrainingArguments& args, const Tokeniz
                                     const TextLines& text,
                                     const std::optional<int64_t>& max_samples) {
   LmDatasetOptions options;
-  options.max_seq_length = static_cast<size_t>(args.max_seq_length);
+  options.max_seq_length = static_cast<size_t>(max_seq_length_for(args));
   options.line_by_line = args.line_by_line;
   LmDataset dataset = lm_dataset(tokenizer, text, options);
   if (max_samples) dataset.keep_first(static_cast<size_t>(*max_samples));

@@ -50,7 +50,7 @@ std::unique_ptr<TaskData> ner_split(NerDataset dataset, const std::optional<int6
                                     const TrainingArguments& args) {
   if (max_samples) dataset.keep_first(static_cast<size_t>(*max_samples));
   NerFeatureOptions options;
-  options.max_seq_length = static_cast<size_t>(args.max_seq_length);
+  options.max_seq_length = static_cast<size_t>(max_seq_length_for(args));
   options.label_all_tokens = args.label_all_tokens;
   NerFeatures features = ner_features(tokenizer, dataset, labels, options);
   return std::make_unique<NerData>(std::move(dataset), std::move(features), labels,

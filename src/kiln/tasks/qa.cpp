@@ -33,7 +33,7 @@ std::unique_ptr<TaskData> qa_split(const TrainingArguments& args, const Tokenize
                                    const std::string& path,
                                    const std::optional<int64_t>& max_samples, bool training) {
   SquadDataset dataset = load_questions(args, path, max_samples);
-  QaFeatureOptions options{static_cast<size_t>(args.max_seq_length),
+  QaFeatureOptions options{static_cast<size_t>(max_seq_length_for(args)),
                            static_cast<size_t>(args.doc_stride)};
   QaFeatures features = squad_features(tokenizer, dataset, options).head(limit(max_samples));
   if (training) return std::make_unique<QaTrainData>(std::move(features));

@@ -83,8 +83,8 @@ Trainer::Trainer(TrainingArguments args, const PretrainedConfig& config, TensorM
         " processes trains on the cpu backend (the ", backend.name(),
         " backend has no collectives across processes yet)");
   world.set_timeout(static_cast<double>(args_.ddp_timeout));
-  check(args_.max_seq_length <= family_.max_positions(*config_), "--max_seq_length",
-        args_.max_seq_length, " is longer than the model's max_position_embeddings ",
+  check(max_seq_length_for(args_) <= family_.max_positions(*config_), "--max_seq_length",
+        max_seq_length_for(args_), " is longer than the model's max_position_embeddings ",
         family_.max_positions(*config_));
   config_->architectures = {family_.architecture(head_)};
   // HF's floating_point_ops counts the parameters outside the embeddings.
@@ -107,7 +107,7 @@ void Trainer::add_callback(std::shared_ptr<TrainerCallback> callback) {
 CollateOptions Trainer::collate_options(int64_t batch_size) const {
   CollateOptions options;
   options.batch_size = static_cast<size_t>(batch_size);
-  options.max_seq_length = static_cast<size_t>(args_.max_seq_length);
+  options.max_seq_length = static_cast<size_t>(max_seq_length_for(args_));
   options.pad_to_max_length = args_.pad_to_max_length;
   // GPT-2's tokenizer has none: collate_inputs refuses batches that need padding then, as
   // transformers does; clm's blocks need none (a short last batch's padding rows are ignored).
@@ -193,7 +193,7 @@ nlohmann::json Trainer::train(const ClassificationDataset& train_data,
   check(train_data.label_kind != LabelKind::none, train_data.source,
         "training data needs a label column");
   check_classification_labels(train_data, *config_, train_data.source);
-  const auto max_length = static_cast<size_t>(args_.max_seq_length);
+  const auto max_length = static_cast<size_t>(max_seq_length_for(args_));
   const std::string glue_task = args_.task_name.value_or("");
   ClassificationData train_rows(train_data, tokenizer_, max_length, glue_task);
   std::optional<ClassificationData> eval_rows;

@@ -78,7 +78,7 @@ nlohmann::json Trainer::evaluate(const ClassificationDataset& data, const std::s
   check(data.size() > 0, data.source, "has no examples");
   check(data.label_kind != LabelKind::none, data.source, "has no label column");
   check_classification_labels(data, *config_, data.where(0));
-  ClassificationData rows(data, tokenizer_, static_cast<size_t>(args_.max_seq_length),
+  ClassificationData rows(data, tokenizer_, static_cast<size_t>(max_seq_length_for(args_)),
                           args_.task_name.value_or(""));
   return evaluate(rows, prefix);
 }
@@ -104,7 +104,7 @@ PredictionOutput Trainer::predict(const ClassificationDataset& data) {
   const bool with_labels = data.label_kind != LabelKind::none;
   check(data.size() > 0, data.source, "has no examples");
   if (with_labels) check_classification_labels(data, *config_, data.where(0));
-  ClassificationData rows(data, tokenizer_, static_cast<size_t>(args_.max_seq_length),
+  ClassificationData rows(data, tokenizer_, static_cast<size_t>(max_seq_length_for(args_)),
                           args_.task_name.value_or(""));
   return predict(rows);
 }

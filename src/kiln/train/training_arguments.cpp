@@ -127,7 +127,8 @@ void check_ranges(const TrainingArguments& args) {
         "must be positive: ", args.per_device_eval_batch_size);
   check(args.gradient_accumulation_steps >= 1, "--gradient_accumulation_steps",
         "must be positive: ", args.gradient_accumulation_steps);
-  check(args.max_seq_length >= 1, "--max_seq_length", "must be positive: ", args.max_seq_length);
+  const int64_t max_seq_length = max_seq_length_for(args);
+  check(max_seq_length >= 1, "--max_seq_length", "must be positive: ", max_seq_length);
   check(!args.task_name || args.task.value_or("classification") == "classification",
         "--task_name", "GLUE metrics apply to --task classification, not ", *args.task);
   check(args.validation_split_percentage >= 0 && args.validation_split_percentage < 100,
@@ -139,7 +140,7 @@ void check_ranges(const TrainingArguments& args) {
                              std::pair{"--block_size", args.block_size}}) {
     check(!value || *value >= 1, flag, "must be positive: ", value.value_or(0));
   }
-  check(args.doc_stride >= 0 && (args.task != "qa" || args.doc_stride < args.max_seq_length),
+  check(args.doc_stride >= 0 && (args.task != "qa" || args.doc_stride < max_seq_length),
         "--doc_stride", "must lie in [0, max_seq_length): ", args.doc_stride);
   check(args.n_best_size >= 1, "--n_best_size", "must be positive: ", args.n_best_size);
   check(args.max_answer_length >= 1, "--max_answer_length", "must be positive: ",
@@ -239,11 +240,16 @@ void training_arguments_post_init(TrainingArguments& args) {
     args.include_num_input_tokens_seen = *on ? "all" : "no";
   }
   for (const ArgumentField& field : training_argument_fields()) argument_check_choices(args, field);
+  args.max_seq_length = max_seq_length_for(args);  // saved in training_args.json as run
   normalize_report_to(args.report_to);
   normalize_debug(args.debug);
   check_ranges(args);
   make_optimizer(optimizer_config(args));  // --optim_args errors before a run
   check_early_stopping(args);
+}
+
+int64_t max_seq_length_for(const TrainingArguments& args) {
+  return args.max_seq_length.value_or(args.task == "qa" ? 384 : 128);
 }
 
 OptimizerConfig optimizer_config(const TrainingArguments& args) {

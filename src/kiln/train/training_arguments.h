@@ -59,7 +59,8 @@ struct TrainingArguments {
   std::optional<std::string> text_column_name;       // unset: "text", or the first of two columns
   std::optional<std::string> text_pair_column_name;  // unset: single texts
   std::optional<std::string> label_column_name;      // unset: "label", or the second of two columns
-  int64_t max_seq_length = 128;
+  // Unset: the task's default (max_seq_length_for); post-init sets it.
+  std::optional<int64_t> max_seq_length;
   // run_glue.py defaults to true; Kiln pads to a few bucket lengths unless asked.
   bool pad_to_max_length = false;
   // Percent of the train file held out for evaluation when no validation file is given (run_mlm.py).
@@ -203,6 +204,10 @@ TrainingPlan training_plan(const TrainingArguments& args, int64_t batches_per_ep
 // HF's TrainingArguments.get_warmup_steps: warmup_steps when >= 1, else
 // ceil(num_training_steps * ratio) with the ratio from warmup_steps (< 1) or warmup_ratio.
 int64_t warmup_steps_for(const TrainingArguments& args, int64_t num_training_steps);
+
+// --max_seq_length, else its default for --task: 384 for qa (run_qa.py's, which fits its
+// doc_stride of 128), else 128 (run_glue.py's).
+int64_t max_seq_length_for(const TrainingArguments& args);
 
 // What --optim, --optim_args, --weight_decay and --adam_* ask of the optimizer.
 OptimizerConfig optimizer_config(const TrainingArguments& args);

@@ -61,7 +61,7 @@ const std::array kFields = {
                   "ner_tags, or the second column)."},
     ArgumentField{"max_seq_length", &A::max_seq_length, kModel,
                   "The maximum total input length after tokenization; longer inputs are "
-                  "truncated."},
+                  "truncated. Default: 384 for qa (as run_qa.py), else 128."},
     ArgumentField{"pad_to_max_length", &A::pad_to_max_length, kModel,
                   "Pad every batch to max_seq_length instead of a few bucket lengths."},
     ArgumentField{"validation_split_percentage", &A::validation_split_percentage, kModel,
