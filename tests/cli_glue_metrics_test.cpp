@@ -60,13 +60,14 @@ TEST(CliGlueMetrics, ColaReportsMatthewsCorrelationOfThePredictions) {
               eval["eval_matthews_correlation"].get<double>(), 1e-12);
 }
 
-// stsb, the regression task: the Pearson and Spearman correlations of the scores `kiln predict`
-// writes with the file's scores (by glue_metrics_test's scipy-checked formulas), in
-// predict_results.json, and the same in training's evaluation of the same file.
+// stsb, the regression task: predict_results.json holds the Pearson and Spearman correlations of
+// the scores `kiln predict` writes with the file's (by glue_metrics_test's scipy-checked
+// formulas), and training's evaluation of the same file gives the same.
 TEST(CliGlueMetrics, StsbReportsPearsonAndSpearmanOfThePredictedScores) {
   fs::path dir = testing::scratch_folder();
   std::string model = testing::write_tiny_model_files(dir / "model");
-  fs::path scores = testing::write_sentiment_tsv(dir / "scores.tsv", 48, 9, {"0.5", "4.5"});
+  // Scores about 0 that a few steps can separate: the positive rows 1.5, the negative -1.5.
+  fs::path scores = testing::write_sentiment_tsv(dir / "scores.tsv", 48, 9, {"-1.5", "1.5"});
   fs::path out = dir / "out";
   testing::CommandResult trained =
       run_kiln("train " + model + " " + testing::quick_run_flags(out) + " --train_file " +
@@ -92,7 +93,7 @@ TEST(CliGlueMetrics, StsbReportsPearsonAndSpearmanOfThePredictedScores) {
   ASSERT_EQ(predictions.size(), truth.size());
   const double pearson = pearson_correlation(predictions, truth);
   const double spearman = spearman_correlation(predictions, truth);
-  ASSERT_TRUE(std::isfinite(pearson)) << "the model predicts one score for every row";
+  EXPECT_GT(pearson, 0.3) << "the separable scores are learnt";
   nlohmann::json metrics = read_json(dir / "pred" / "predict_results.json");
   EXPECT_NEAR(metrics["test_pearson"].get<double>(), pearson, 1e-9) << metrics.dump();
   EXPECT_NEAR(metrics["test_spearmanr"].get<double>(), spearman, 1e-9) << metrics.dump();
