@@ -29,7 +29,7 @@ TEST(CliBench, TinyRunPrintsOneJsonLineWithEveryField) {
         "proc_cpu_pct", "proc_sys_s_per_step", "cpu_steal_pct", "loss_first", "loss_last",
         "malloc", "optimizer", "tag", "framework", "device", "step_ms_median",
         "model_flops_per_s", "peak_gflops", "peak_kernel", "peak_fraction", "peak_fp32_gflops",
-        "peak_bf16_gflops", "measured_clock_ghz", "cpu_model", "compile_ms", "compiles",
+        "peak_bf16_gflops", "measured_clock_ghz", "cpu_model", "cpu_isa", "compile_ms", "compiles",
         "cache_hits", "kernels", "arena_bytes", "host_to_device_bytes_per_step",
         "device_to_host_bytes_per_step", "compile_options"}) {
     EXPECT_TRUE(line.contains(key)) << key;

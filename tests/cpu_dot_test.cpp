@@ -3,10 +3,10 @@
 // dtypes that take oneDNN (f32, bf16 -> f32) and the loop fallback (f64, i32), plus the
 // transposed and batched layouts of transformer matrix multiplies at realistic sizes.
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
 #include "cpu_test_util.h"
+#include "kiln/backends/cpu/cpu_isa.h"
 
 namespace kiln {
 namespace {
@@ -134,14 +134,9 @@ TEST(CpuDot, PackedWeightsMatchReference) {
   }
 }
 
-// Whether oneDNN runs AVX-512 code here: the CPU has it and ONEDNN_MAX_CPU_ISA does not cap it
-// below (its names: SSE41, AVX, AVX2, AVX2_VNNI, AVX512_CORE..., AVX10..., ALL).
-bool onednn_uses_avx512() {
-  const char* cap = std::getenv("ONEDNN_MAX_CPU_ISA");
-  const std::string isa = cap == nullptr ? "ALL" : cap;
-  return __builtin_cpu_supports("avx512f") &&
-         (isa == "ALL" || isa.starts_with("AVX512") || isa.starts_with("AVX10"));
-}
+// Whether oneDNN runs AVX-512 code here: the CPU has it and neither KILN_MAX_CPU_ISA nor
+// ONEDNN_MAX_CPU_ISA caps it below.
+bool onednn_uses_avx512() { return cpu::onednn_cpu_isa().starts_with("avx512"); }
 
 // Attention's products on heads read in place from [batch, seq, heads, head_dim] (batch dims 0
 // and 2, which no single stride spans): Q K^T (as dC V^T), P V (as dS K) and P^T dC (as dS^T Q),

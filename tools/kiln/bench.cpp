@@ -13,6 +13,7 @@
 #include "bench.h"
 #include "commands.h"
 #include "setup.h"
+#include "kiln/backends/cpu/cpu_isa.h"
 #include "kiln/dist/communicator.h"
 #include "kiln/ir/error.h"
 #include "kiln/ir/philox.h"
@@ -196,6 +197,7 @@ void run_bench(const BenchOptions& options) {
       {"peak_bf16_gflops", peak.bf16_gflops},
       {"measured_clock_ghz", peak.clock_ghz},
       {"cpu_model", peak.cpu_model},
+      {"cpu_isa", std::string(cpu::cpu_isa_name(cpu::effective_cpu_isa()))},
       {"cpu_busy_pct", load.busy_pct},
       {"proc_cpu_pct", load.proc_pct},
       {"proc_sys_s_per_step", load.sys_s_per_step},

@@ -1,5 +1,6 @@
 // FMA and bf16-dot throughput kernels, each compiled for its instruction set and run only where
-// the CPU has it (the build itself targets baseline x86-64).
+// the CPU backend uses it (the build itself targets baseline x86-64): under KILN_MAX_CPU_ISA, the
+// peak of the capped machine.
 #include "kiln/runtime/cpu_peak.h"
 
 #include <algorithm>
@@ -11,13 +12,11 @@
 #include <thread>
 #include <vector>
 
+#include "kiln/backends/cpu/cpu_isa.h"
 #include "kiln/ir/error.h"
 
 #if defined(__x86_64__)
-#include <cpuid.h>
 #include <immintrin.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 #endif
 
 namespace kiln {
@@ -131,17 +130,6 @@ __attribute__((target("amx-tile,amx-bf16"))) float amx_bf16_chains(long iteratio
   return out[0];
 }
 
-// Whether this CPU has AMX-BF16 and the kernel lets this process use the tile registers (Linux
-// asks for that permission once per process: arch_prctl ARCH_REQ_XCOMP_PERM for XTILEDATA).
-bool amx_bf16_usable() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
-  constexpr unsigned kAmxBf16 = 1u << 22, kAmxTile = 1u << 24;
-  if ((edx & kAmxBf16) == 0 || (edx & kAmxTile) == 0) return false;
-  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
-  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
-}
-
 // The core clock from a dependent chain of 64-bit imul (3 cycles each on every recent x86 core).
 double measure_clock_ghz(long iterations) {
   unsigned long x = 3;
@@ -205,19 +193,21 @@ CpuPeak measure_cpu_peak(int threads) {
   for (int repeat = 0; repeat < 3; ++repeat) {
     peak.clock_ghz = std::max(peak.clock_ghz, measure_clock_ghz(kIterations / 2));
   }
-  if (__builtin_cpu_supports("avx512f")) {
+  // The AMX permission was asked for when the ISA was detected.
+  const cpu::CpuIsa isa = cpu::effective_cpu_isa();
+  if (isa >= cpu::CpuIsa::avx512_core) {
     peak.fp32_kernel = "avx512 zmm fma";
     peak.fp32_gflops = best_gflops(zmm_fma_chains, threads, 32.0 * kZmmChains);
-  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+  } else if (isa >= cpu::CpuIsa::avx2) {
     peak.fp32_kernel = "avx2 ymm fma";
     peak.fp32_gflops = best_gflops(ymm_fma_chains, threads, 16.0 * kYmmChains);
   }
   // bf16: the fastest unit the CPU has, as oneDNN's bf16 matrix multiplies use it.
-  if (amx_bf16_usable()) {
+  if (isa >= cpu::CpuIsa::avx512_core_amx) {
     peak.bf16_kernel = "amx tdpbf16ps";
     auto amx = [](long n) { return amx_bf16_chains(n / kAmxIterationsDivisor); };
     peak.bf16_gflops = best_gflops(amx, threads, kAmxFlop * kAmxChains / kAmxIterationsDivisor);
-  } else if (__builtin_cpu_supports("avx512bf16")) {
+  } else if (isa >= cpu::CpuIsa::avx512_core_bf16) {
     peak.bf16_kernel = "avx512_bf16 zmm vdpbf16ps";
     peak.bf16_gflops = best_gflops(zmm_bf16_dot_chains, threads, 64.0 * kZmmChains);
   }

@@ -1,7 +1,8 @@
 // This CPU's measured peak FLOP/s, as ../shared/bench/peer/peak_fma.cpp measures it: chains of
 // independent FMA instructions (fp32) and bf16 products (AMX tile multiplies where the CPU has
 // them, as oneDNN's bf16 matrix multiplies use them, else AVX512-BF16 dot products) on N threads,
-// with the widest instructions the CPU has, found at run time. What `kiln bench` divides by.
+// with the widest instructions the CPU backend uses (cpu_isa.h: the CPU's best, or the cap of
+// KILN_MAX_CPU_ISA). What `kiln bench` divides by.
 #pragma once
 
 #include <string>

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "kiln/backends/cpu/collectives.h"
+#include "kiln/backends/cpu/cpu_isa.h"
 #include "kiln/backends/cpu/kernel.h"
 #include "kiln/backends/cpu/kernel_profile.h"
 #include "kiln/compiler/pipeline.h"
@@ -205,6 +206,7 @@ class CpuBackend : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> make_cpu_backend(CpuBackendOptions options) {
+  cpu::cap_onednn_isa();  // before any kernel is built: oneDNN's first primitive fixes its ISA
   return std::make_unique<CpuBackend>(options);
 }
 

@@ -8,21 +8,26 @@
 #define KILN_PHILOX_AVX512 1
 #endif
 
+#include "kiln/backends/cpu/isa_variants.h"
 #include "kiln/backends/cpu/kernel.h"
-#include "kiln/backends/cpu/parallel.h"
-#include "kiln/backends/cpu/typed.h"
 
 namespace kiln::cpu {
 namespace {
 
+// What every block of a call shares: the key, and the counter's words but the first (block j's
+// first word is first + j).
+struct PhiloxKey {
+  uint32_t key0, key1, stream, offset_lo, offset_hi;
+};
+
 // Philox-4x32-10 exactly as kiln/ir/philox.cpp defines it, inline and over many blocks at once, so
 // that the 32x32->64-bit multiplies vectorise (the tests compare every bit with the reference).
-KILN_CPU_CLONES void philox_range(uint32_t key0, uint32_t key1, uint32_t stream,
-                                  uint32_t offset_lo, uint32_t offset_hi, int64_t first,
-                                  int64_t blocks, uint32_t* words) {
+// Always inlined into its variants below, one per instruction set.
+[[gnu::always_inline]] inline void philox_range(const PhiloxKey& key, int64_t first,
+                                                int64_t blocks, uint32_t* words) {
   for (int64_t j = 0; j < blocks; ++j) {
-    uint32_t c0 = static_cast<uint32_t>(first + j), c1 = stream, c2 = offset_lo, c3 = offset_hi;
-    uint32_t k0 = key0, k1 = key1;
+    uint32_t c0 = static_cast<uint32_t>(first + j), c1 = key.stream, c2 = key.offset_lo;
+    uint32_t c3 = key.offset_hi, k0 = key.key0, k1 = key.key1;
     for (int round = 0; round < 10; ++round) {
       uint64_t product0 = uint64_t{0xD2511F53} * c0;
       uint64_t product1 = uint64_t{0xCD9E8D57} * c2;
@@ -42,12 +47,40 @@ KILN_CPU_CLONES void philox_range(uint32_t key0, uint32_t key1, uint32_t stream,
   }
 }
 
+void philox_range_baseline(const PhiloxKey& key, int64_t first, int64_t blocks, uint32_t* words) {
+  philox_range(key, first, blocks, words);
+}
+#if KILN_ISA_VARIANTS
+__attribute__((target("arch=x86-64-v3"))) void philox_range_avx2(const PhiloxKey& key,
+                                                                  int64_t first, int64_t blocks,
+                                                                  uint32_t* words) {
+  philox_range(key, first, blocks, words);
+}
+__attribute__((target("arch=x86-64-v4"))) void philox_range_avx512(const PhiloxKey& key,
+                                                                    int64_t first, int64_t blocks,
+                                                                    uint32_t* words) {
+  philox_range(key, first, blocks, words);
+}
+#endif
+
+// philox_range compiled for the kernels' instruction set.
+void philox_range_for_isa(const PhiloxKey& key, int64_t first, int64_t blocks, uint32_t* words) {
+#if KILN_ISA_VARIANTS
+  switch (loop_kernel_isa()) {
+    case CpuIsa::avx512_core: return philox_range_avx512(key, first, blocks, words);
+    case CpuIsa::avx2: return philox_range_avx2(key, first, blocks, words);
+    default: break;
+  }
+#endif
+  philox_range_baseline(key, first, blocks, words);
+}
+
 #ifdef KILN_PHILOX_AVX512
 // The same blocks with AVX-512 written out: 16 blocks per vector, two vectors in flight (one
 // round's multiplies wait on the last's), 32-bit high and low halves of the products from the
 // even and odd lanes' 64-bit products. GCC's vectorisation of philox_range widens every lane to
 // 64 bits; this takes 0.48 ns per word against its 1.06 on this machine. Returns the blocks done
-// (a multiple of 32); philox_range does the rest.
+// (a multiple of 32); philox_range_for_isa does the rest.
 #define KILN_AVX512 __attribute__((target("avx512f")))
 // GCC 12 reports the intrinsics' own undefined pass-through vectors as maybe-uninitialized.
 #pragma GCC diagnostic push
@@ -78,9 +111,8 @@ KILN_AVX512 inline void store_blocks(__m512i c0, __m512i c1, __m512i c2, __m512i
   _mm512_storeu_si512(out + 48, _mm512_shuffle_i32x4(ab_high, cd_high, 0xDD));
 }
 
-KILN_AVX512 int64_t philox_range_avx512(uint32_t key0, uint32_t key1, uint32_t stream,
-                                        uint32_t offset_lo, uint32_t offset_hi, int64_t first,
-                                        int64_t blocks, uint32_t* words) {
+KILN_AVX512 int64_t philox_zmm_blocks(const PhiloxKey& key, int64_t first, int64_t blocks,
+                                      uint32_t* words) {
   constexpr int kVectors = 2;
   const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m512i m0 = splat(0xD2511F53), m1 = splat(0xCD9E8D57);
@@ -89,11 +121,11 @@ KILN_AVX512 int64_t philox_range_avx512(uint32_t key0, uint32_t key1, uint32_t s
     __m512i c0[kVectors], c1[kVectors], c2[kVectors], c3[kVectors];
     for (int v = 0; v < kVectors; ++v) {
       c0[v] = _mm512_add_epi32(splat(static_cast<uint32_t>(first + j + 16 * v)), lanes);
-      c1[v] = splat(stream);
-      c2[v] = splat(offset_lo);
-      c3[v] = splat(offset_hi);
+      c1[v] = splat(key.stream);
+      c2[v] = splat(key.offset_lo);
+      c3[v] = splat(key.offset_hi);
     }
-    uint32_t k0 = key0, k1 = key1;
+    uint32_t k0 = key.key0, k1 = key.key1;
     for (int round = 0; round < 10; ++round) {
       __m512i key0s = splat(k0), key1s = splat(k1);
       for (int v = 0; v < kVectors; ++v) {
@@ -123,17 +155,15 @@ void philox_blocks(int64_t seed, int64_t offset, uint32_t stream, int64_t first,
                    uint32_t* words) {
   auto useed = static_cast<uint64_t>(seed);
   auto uoffset = static_cast<uint64_t>(offset);
-  auto key0 = static_cast<uint32_t>(useed), key1 = static_cast<uint32_t>(useed >> 32);
-  auto offset_lo = static_cast<uint32_t>(uoffset), offset_hi = static_cast<uint32_t>(uoffset >> 32);
+  const PhiloxKey key{static_cast<uint32_t>(useed), static_cast<uint32_t>(useed >> 32), stream,
+                      static_cast<uint32_t>(uoffset), static_cast<uint32_t>(uoffset >> 32)};
   int64_t done = 0;
 #ifdef KILN_PHILOX_AVX512
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (avx512) {
-    done = philox_range_avx512(key0, key1, stream, offset_lo, offset_hi, first, blocks, words);
+  if (effective_cpu_isa() >= CpuIsa::avx512_core) {
+    done = philox_zmm_blocks(key, first, blocks, words);
   }
 #endif
-  philox_range(key0, key1, stream, offset_lo, offset_hi, first + done, blocks - done,
-               words + 4 * done);
+  philox_range_for_isa(key, first + done, blocks - done, words + 4 * done);
 }
 
 }  // namespace kiln::cpu

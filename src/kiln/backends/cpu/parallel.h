@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <cstdint>
 
-// Hot loops are compiled for AVX-512 (x86-64-v4), AVX2 (x86-64-v3) and baseline x86-64, and the
-// loader picks the widest the CPU has (GCC's target_clones), so one portable build runs at full
-// width where it can. Loops marked so take plain pointers (no closures), which lets them vectorise.
-// Other compilers (clang 14 clones no templates) build the baseline only.
+// Loops marked so are compiled for AVX-512 (x86-64-v4), AVX2 (x86-64-v3) and baseline x86-64, and
+// the loader picks the widest the CPU has (GCC's target_clones). They take plain pointers (no
+// closures), which lets them vectorise. Other compilers (clang 14 clones no templates) build the
+// baseline only. KILN_MAX_CPU_ISA does not reach these: the loop kernels, reductions and random
+// bits use isa_variants.h instead, which it caps; the composites' and dot epilogues' loops still
+// use this.
 #if defined(__GNUC__) && !defined(__clang__)
 #define KILN_CPU_CLONES \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
