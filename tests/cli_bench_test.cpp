@@ -2,9 +2,13 @@
 // device; bad flags are errors. Values are checked for structure and consistency, never timing.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_test_util.h"
+#include "kiln/io/mlm_collate.h"
+#include "kiln/train/mlm_job_projection.h"
 
 namespace kiln {
 namespace {
@@ -36,6 +40,8 @@ TEST(CliBench, TinyRunPrintsOneJsonLineWithEveryField) {
   }
   EXPECT_EQ(line["kind"], "bert_train");
   EXPECT_EQ(line["framework"], "kiln");
+  EXPECT_EQ(line["task"], "classification");
+  EXPECT_FALSE(line.contains("projected"));
   EXPECT_EQ(line["device"], "cpu");
   EXPECT_EQ(line["tag"], "check");
   EXPECT_EQ(line["threads"], 1);
@@ -79,6 +85,38 @@ TEST(CliBench, TinyRunPrintsOneJsonLineWithEveryField) {
   }
 }
 
+// run_mlm.py's step: BertForMaskedLM (no pooler; transform, LayerNorm, the decoder tied to the
+// word embeddings with its own bias) on a masked batch, with the job projected at its speed.
+TEST(CliBench, MlmTaskTrainsTheMaskedLmHeadAndProjectsTheJob) {
+  nlohmann::json line = bench_line("--task mlm --steps 1 --warmup 0 --threads 1");
+  EXPECT_EQ(line["task"], "mlm");
+  // 2 rows of [CLS], 14 maskable tokens, [SEP]: the head's rows are the capacity the Trainer
+  // gives a 2 x 16 batch, of which the chosen tokens are a part.
+  EXPECT_EQ(line["mlm_predictions"], mlm_prediction_capacity(2 * 16, 0.15));
+  EXPECT_GT(line["masked_tokens"].get<int64_t>(), 0);
+  EXPECT_LE(line["masked_tokens"].get<int64_t>(), 2 * 14);
+  // No pooler or classifier; the tied decoder has no weight of its own, only its bias.
+  const int64_t tables = (30522 + 512 + 2) * 128;
+  const int64_t layer = 4 * (128 * 128 + 128) + 2 * 128 * 512 + 512 + 128 + 2 * 2 * 128;
+  const int64_t head = (128 * 128 + 128) + 2 * 128 + 30522;  // transform, LayerNorm, bias
+  const int64_t nonembedding = 2 * 128 + 2 * layer + head;
+  EXPECT_EQ(line["params"], tables + nonembedding);
+  EXPECT_EQ(line["params_nonembedding"], nonembedding);
+  const double tokens = 2 * 16;
+  const double flops = 6.0 * nonembedding * tokens + 12.0 * 2 * 16 * 16 * 128 * 2;
+  EXPECT_DOUBLE_EQ(line["flops_per_step"].get<double>(), flops);
+  // At initialisation the logits over the vocabulary are nearly equal: the loss is about ln V.
+  const double loss = line["loss_first"].get<double>();
+  EXPECT_NEAR(loss, std::log(30522.0), 1.0);
+  // The job: 3 epochs of WikiText-103 at this model's FLOP per token and this run's speed.
+  const double job_flops = 3 * kWikiText103Tokens * flops / tokens;
+  EXPECT_DOUBLE_EQ(line["projected_mlm_job_flops"].get<double>(), job_flops);
+  EXPECT_DOUBLE_EQ(line["projected_mlm_job_days"].get<double>(),
+                   job_flops / line["model_flops_per_s"].get<double>() / 86400.0);
+  EXPECT_EQ(line["projected"].get<std::string>().rfind("3 epochs x 1.45e+08 tokens x ", 0), 0u)
+      << line["projected"];
+}
+
 TEST(CliBench, RunsOnTheReferenceBackendAndAsksForBf16) {
   nlohmann::json reference = bench_line("--steps 1 --warmup 0 --device reference");
   EXPECT_EQ(reference["device"], "reference");
@@ -99,6 +137,13 @@ TEST(CliBench, BadFlagsAreErrors) {
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.output.find("[--seq] 600 is longer than the model's max_position_embeddings 512"),
             std::string::npos)
+      << result.output;
+  result = run_kiln("bench --config tiny --task ner");
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_NE(result.output.find("--task"), std::string::npos) << result.output;
+  result = run_kiln("bench --config tiny --task mlm --seq 2 --steps 1");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("[--seq] 2 leaves no token to mask"), std::string::npos)
       << result.output;
   result = run_kiln("bench --config tiny --steps 0");
   EXPECT_NE(result.exit_code, 0);

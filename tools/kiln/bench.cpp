@@ -1,8 +1,9 @@
-// `kiln bench`: synthetic BERT-for-sequence-classification training steps (forward, backward,
-// AdamW) timed after a warm-up, printed as ONE JSON line whose fields match
+// `kiln bench`: synthetic BERT training steps (forward, backward, AdamW) of a task (see
+// bench_task.h) timed after a warm-up, printed as ONE JSON line whose fields match
 // ../shared/bench/peer/bert_torch.py's where they correspond (same configs, same FLOP formula),
 // plus the fraction of this CPU's peak FLOP/s measured by the same command and the runtime's
-// counters (compile time, kernels, arena).
+// counters (compile time, kernels, arena); --task mlm adds the mission's job projected at the
+// measured speed.
 #include <omp.h>
 
 #include <algorithm>
@@ -11,22 +12,23 @@
 #include <nlohmann/json.hpp>
 
 #include "bench.h"
+#include "bench_task.h"
 #include "commands.h"
 #include "setup.h"
 #include "kiln/backends/cpu/cpu_isa.h"
 #include "kiln/dist/communicator.h"
 #include "kiln/ir/error.h"
-#include "kiln/ir/philox.h"
-#include "kiln/models/bert.h"
 #include "kiln/runtime/cpu_peak.h"
 #include "kiln/runtime/disk_cache.h"
 #include "kiln/train/dropout_keys.h"
+#include "kiln/train/mlm_job_projection.h"
 #include "kiln/train/train_step.h"
 
 namespace kiln::cli {
 namespace {
 
 struct BenchOptions {
+  std::string task = "classification";
   std::string config = "base";
   int64_t batch = 16;
   int64_t seq = 128;
@@ -47,33 +49,6 @@ struct BenchOptions {
 constexpr double kLearningRate = 2e-5;
 constexpr double kWeightDecay = 0.01;
 
-// Uniform integers in [low, high) from Philox stream `stream`: the same batch on every run.
-Tensor random_integers(Shape shape, int64_t low, int64_t high, int64_t seed, uint32_t stream) {
-  Tensor tensor(DType::i64, std::move(shape));
-  for (int64_t i = 0; i < tensor.numel(); ++i) {
-    uint32_t bits = random_bits_at(seed, 0, stream, i);
-    tensor.set(i, static_cast<double>(low + static_cast<int64_t>(bits % (high - low))));
-  }
-  return tensor;
-}
-
-// bert_torch.py's batch: random ids (not padding), token types 0 then 1 from the middle, no
-// padding, random labels.
-TensorMap synthetic_batch(const BenchOptions& options, const BertConfig& config) {
-  const int64_t b = options.batch, s = options.seq;
-  Tensor token_types(DType::i64, {b, s});
-  Tensor mask(DType::i64, {b, s});
-  for (int64_t i = 0; i < b * s; ++i) {
-    token_types.set(i, i % s >= s / 2 ? 1.0 : 0.0);
-    mask.set(i, 1.0);
-  }
-  return {{"input_ids", random_integers({b, s}, 1, config.vocab_size, options.seed + 1, 0)},
-          {"token_type_ids", token_types},
-          {"attention_mask", mask},
-          {"labels", random_integers({b}, 0, config.num_labels(), options.seed + 1, 1)},
-          {"dropout_seed", Tensor::scalar(DType::i64, static_cast<double>(options.seed))}};
-}
-
 void run_bench(const BenchOptions& options) {
   check(options.dtype == "fp32" || options.dtype == "bf16", "--dtype", "'", options.dtype,
         "' is not one of: fp32, bf16");
@@ -92,9 +67,8 @@ void run_bench(const BenchOptions& options) {
   const CpuPeak peak = measure_cpu_peak(threads);
 
   Graph graph;
-  BertBuildOptions build{.batch_size = options.batch, .seq_len = options.seq, .training = true};
-  BertClassifier model = bert_for_sequence_classification(graph, config, build);
-  model.params.initialize(options.seed);
+  BenchWorkload workload =
+      bench_workload(graph, config, options.task, options.batch, options.seq, options.seed);
   TrainStepConfig step_config;
   step_config.optimizer.weight_decay = kWeightDecay;
   step_config.compile.bf16 = options.dtype == "bf16";
@@ -104,16 +78,14 @@ void run_bench(const BenchOptions& options) {
   dist::Communicator& world = dist::world();
   step_config.processes = world.size();
   const int64_t all_replicas = options.num_devices * world.size();
-  const std::vector<Value> params = model.params.values();
+  const std::vector<Value>& params = workload.params;
   Runtime runtime(*backend, {}, compile_cache_folder(options.compile_cache_dir));
-  // Every row has a label: each replica's loss is the mean of `batch` terms.
-  Value loss_count = full(graph, static_cast<double>(options.batch), DType::f32, {});
-  TrainStep step(graph, model.loss, params, std::vector<bool>(params.size(), true), step_config,
-                 runtime, loss_count);
-  const TensorMap initial = model.params.state_dict();
+  TrainStep step(graph, workload.loss, params, std::vector<bool>(params.size(), true),
+                 step_config, runtime, workload.loss_count);
+  const TensorMap& initial = workload.initial;
   TrainState state(runtime, initial, replicas);
   // Each replica trains on the same synthetic batch (the time is what is measured).
-  ReplicaFeeds feeds(static_cast<size_t>(replicas), synthetic_batch(options, config));
+  ReplicaFeeds feeds(static_cast<size_t>(replicas), workload.batch);
 
   // bert_torch.py's FLOPs: 6 * non-embedding parameters * tokens + attention's 12 * L * S^2 * H * B.
   int64_t params_total = 0, params_tables = 0;
@@ -162,6 +134,7 @@ void run_bench(const BenchOptions& options) {
   nlohmann::ordered_json record = {
       {"kind", "bert_train"},
       {"framework", "kiln"},
+      {"task", options.task},
       {"config", options.config},
       {"layers", config.num_hidden_layers},
       {"hidden", config.hidden_size},
@@ -221,6 +194,14 @@ void run_bench(const BenchOptions& options) {
       {"optimizer", "AdamW(lr=2e-5, wd=0.01) in the compiled step"},
       {"tag", options.tag},
   };
+  if (options.task == "mlm") {
+    const MlmJobProjection job = project_mlm_job(flops / tokens, gflops * 1e9);
+    record["masked_tokens"] = workload.masked_tokens;
+    record["mlm_predictions"] = workload.mlm_predictions;
+    record["projected_mlm_job_flops"] = job.flops;
+    record["projected_mlm_job_days"] = job.days;
+    record["projected"] = mlm_job_projection_text(job) + " on this machine";
+  }
   if (dist::is_main_process()) std::cout << record.dump() << std::endl;
 }
 
@@ -230,6 +211,13 @@ void add_bench_command(CLI::App& app) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* bench = app.add_subcommand(
       "bench", "Time synthetic BERT training steps; print one JSON line (as bert_torch.py)");
+  bench->add_option("--task", options->task,
+                    "classification (bert_torch.py's step) or mlm (run_mlm.py's BertForMaskedLM "
+                    "step on a batch with 15% of its tokens masked; prints the time 3 epochs of "
+                    "WikiText-103 would take at this speed: the mission's job with --config large "
+                    "--seq 512)")
+      ->check(CLI::IsMember({"classification", "mlm"}))
+      ->capture_default_str();
   bench->add_option("--config", options->config, "model size")
       ->check(CLI::IsMember({"tiny", "mini", "small", "medium", "base", "large"}))
       ->capture_default_str();
@@ -269,7 +257,9 @@ void add_bench_command(CLI::App& app) {
   bench->add_option("--seed", options->seed, "seed of the weights, batch and dropout")
       ->capture_default_str();
   bench->add_option("--tag", options->tag, "free text copied into the JSON line");
-  bench->footer("Example: kiln bench --config base --batch 16 --seq 128 --dtype bf16");
+  bench->footer(
+      "Examples: kiln bench --config base --batch 16 --seq 128 --dtype bf16\n"
+      "          kiln bench --task mlm --config large --batch 4 --seq 512 --dtype bf16");
   bench->callback([options] { run_bench(*options); });
 }
 

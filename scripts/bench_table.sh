@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# Issue 18's side-by-side table in one run: `kiln bench` against three PyTorch peers
+# (scripts/bert_torch_peer.py, the shared peer plus run_mlm.py's step) on the same machine, one
+# row at a time with the four sides back to back, so that machine load hits them alike:
+#   rows     tiny, mini, base x fp32, bf16 at batch 16 x 128 (BertForSequenceClassification), and
+#            BERT-large MLM at seq 512 (bf16 where Kiln finds bf16 units, else fp32; --large-batch
+#            rows on every side)
+#   peers    PyTorch 2.x eager with --sdpa --adamw fused --malloc tcmalloc, the same with
+#            --compile (PYTHONPATH=--torch2), and Debian's PyTorch 1.13 (/usr/bin/python3) tuned
+#            as bench_compare.sh runs it (OpenBLAS-OpenMP, tcmalloc)
+# Prints the CPU model and its vector flags first, then a Markdown table: tokens/s, % of the
+# fp32/bf16 peak `kiln bench` measured, peak RSS, Kiln's ratios to the best peer (the faster of
+# PyTorch 2.x eager and torch.compile; PyTorch 1.13 only when neither ran) and the issue's targets,
+# each marked ✓ or ✗. A peer that is missing or fails gets a line saying so and an empty cell; a
+# failed Kiln run exits 1 after the table. KILN_MAX_CPU_ISA (and ONEDNN_MAX_CPU_ISA) are passed
+# through to every run. Raw JSON lines go to --out.
+#
+# Usage: bash scripts/bench_table.sh [--rows tiny,mini,base] [--dtypes fp32,bf16] [--steps 10]
+#          [--warmup 3] [--large-batch 2] [--large-steps 3] [--large-warmup 1] [--no-large]
+#          [--threads N] [--torch2 /work/peer/torch2] [--python /usr/bin/python3] [--out FILE]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+rows="tiny,mini,base"
+dtypes="fp32,bf16"
+steps=10 warmup=3 large_batch=2 large_steps=3 large_warmup=1 large=1
+threads="$(nproc)"
+torch2=/work/peer/torch2
+python=/usr/bin/python3
+out="out/bench-table/table-$(date +%Y%m%d-%H%M%S).jsonl"
+peer=scripts/bert_torch_peer.py
+
+while (($#)); do
+  case "$1" in
+    --no-large) large=0; shift; continue ;;
+    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  esac
+  (($# >= 2)) || { echo "bench_table: $1 needs a value (see --help)" >&2; exit 2; }
+  case "$1" in
+    --rows) rows="$2" ;;
+    --dtypes) dtypes="$2" ;;
+    --steps) steps="$2" ;;
+    --warmup) warmup="$2" ;;
+    --large-batch) large_batch="$2" ;;
+    --large-steps) large_steps="$2" ;;
+    --large-warmup) large_warmup="$2" ;;
+    --threads) threads="$2" ;;
+    --torch2) torch2="$2" ;;
+    --python) python="$2" ;;
+    --out) out="$2" ;;
+    *) echo "bench_table: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift 2
+done
+for row in ${rows//,/ }; do
+  case "$row" in tiny | mini | small | medium | base | large) ;;
+    *) echo "bench_table: unknown row config '$row' (tiny mini small medium base large)" >&2; exit 2 ;;
+  esac
+done
+for dtype in ${dtypes//,/ }; do
+  case "$dtype" in fp32 | bf16) ;;
+    *) echo "bench_table: unknown dtype '$dtype' (fp32 bf16)" >&2; exit 2 ;;
+  esac
+done
+[ -d build ] || { echo "bench_table: no build/ folder; run bash scripts/setup.sh first" >&2; exit 1; }
+cmake --build build --target kiln > /dev/null
+mkdir -p "$(dirname "$out")"
+: > "$out"
+
+echo "CPU: $(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores"
+echo "vector flags: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' |
+  grep -E '^(fma|avx2|avx512f|avx512_bf16|avx512_fp16|amx_tile|amx_bf16)$' | tr '\n' ' ')"
+echo "KILN_MAX_CPU_ISA=${KILN_MAX_CPU_ISA-(unset)} ONEDNN_MAX_CPU_ISA=${ONEDNN_MAX_CPU_ISA-(unset)}," \
+  "$threads threads, raw lines in $out"
+
+# The peers that can run here; each missing one is said once and left out.
+peers=()
+peer_args_torch2=(--sdpa --adamw fused --malloc tcmalloc)
+if PYTHONPATH="$torch2" "$python" -c \
+    "import torch, sys; sys.exit(int(torch.__version__.split('.')[0]) < 2)" 2>/dev/null; then
+  peers+=(torch2_eager torch2_compile)
+else
+  echo "bench_table: no PyTorch 2.x at PYTHONPATH=$torch2 (--torch2): its two columns are empty"
+fi
+openblas_openmp="/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/openblas-openmp"
+if ! "$python" -c "import torch" 2>/dev/null; then
+  echo "bench_table: $python cannot import torch (Debian's python3-torch): no PyTorch 1.13 column"
+elif [ ! -d "$openblas_openmp" ]; then
+  # Debian's reference BLAS (about 6 GFLOP/s) is no peer, and would take hours on base.
+  echo "bench_table: no $openblas_openmp (Debian's libopenblas0-openmp): no PyTorch 1.13 column"
+else
+  peers+=(torch1)
+fi
+
+run_peer() {  # run_peer <side> <peer flags...>
+  local side=$1; shift
+  local -a command
+  case "$side" in
+    torch2_eager) command=(env PYTHONPATH="$torch2" "$python" "$peer" "${peer_args_torch2[@]}") ;;
+    torch2_compile) command=(env PYTHONPATH="$torch2" "$python" "$peer" "${peer_args_torch2[@]}" --compile) ;;
+    torch1) command=("$python" "$peer" --blas openblas-openmp --openblas-coretype unset --malloc tcmalloc) ;;
+  esac
+  "${command[@]}" "$@" --threads "$threads" --tag "bench_table:$side" >> "$out" ||
+    echo "bench_table: $side failed on: $*"
+}
+
+failed=0
+run_row() {  # run_row <task> <config> <dtype> <batch> <seq> <steps> <warmup>
+  local task=$1 config=$2 dtype=$3 batch=$4 seq=$5 n=$6 w=$7
+  local -a flags=(--task "$task" --config "$config" --dtype "$dtype" --batch "$batch" --seq "$seq"
+                  --steps "$n" --warmup "$w")
+  echo "bench_table: $task $config $dtype ${batch}x$seq: kiln${peers[*]:+, ${peers[*]}}" >&2
+  ./build/kiln bench "${flags[@]}" --threads "$threads" --tag bench_table:kiln >> "$out" || {
+    echo "bench_table: kiln failed on: ${flags[*]}"
+    failed=1
+  }
+  local side
+  for side in "${peers[@]}"; do run_peer "$side" "${flags[@]}"; done
+}
+
+# The mission's row first: a run cut short still has it.
+if ((large)); then
+  # bf16 where Kiln's peak probe finds bf16 units (under KILN_MAX_CPU_ISA too), else fp32.
+  large_dtype=$(./build/kiln bench --config tiny --batch 1 --seq 8 --steps 1 --warmup 0 \
+    --threads "$threads" | "$python" -c \
+    "import json, sys; print('bf16' if json.load(sys.stdin)['peak_bf16_gflops'] > 0 else 'fp32')")
+  run_row mlm large "$large_dtype" "$large_batch" 512 "$large_steps" "$large_warmup"
+fi
+for config in ${rows//,/ }; do
+  for dtype in ${dtypes//,/ }; do
+    run_row classification "$config" "$dtype" 16 128 "$steps" "$warmup"
+  done
+done
+
+"$python" - "$out" <<'PY'
+import json, sys
+
+SIDES = {"kiln": "Kiln", "torch2_eager": "PyTorch 2.x eager", "torch2_compile": "torch.compile",
+         "torch1": "PyTorch 1.13"}
+# Issue 18's targets: Kiln / best peer at fp32 per config, and base's share of the fp32 peak.
+FP32_RATIO = {"tiny": 1.5, "mini": 1.3, "base": 1.2}
+BASE_PEAK_SHARE = 0.70
+BF16_OVER_FP32_NO_UNITS, BF16_OVER_FP32, BF16_RATIO = 0.95, 1.8, 1.5
+MLM_RATIO, MLM_RSS = 1.5, 0.8
+STATE_BYTES_PER_PARAM = 16  # fp32 weights, gradients, both AdamW moments
+BASE_RSS_BEYOND_STATE = 0.5
+
+runs = {}
+for line in open(sys.argv[1]):
+    if line.strip():
+        record = json.loads(line)
+        side = record["tag"].split(":", 1)[1]
+        key = (record.get("task", "classification"), record["config"], record["dtype"])
+        runs.setdefault(key, {})[side] = record
+
+
+def cell(record, digits=0):
+    return "–" if record is None else f"{record['tokens_per_s']:,.{digits}f}"
+
+
+def beyond_state(record):
+    return record["peak_rss_mib"] - record["params"] * STATE_BYTES_PER_PARAM / 2**20
+
+
+order = ["tiny", "mini", "small", "medium", "base", "large"]
+print("\n| task | config | dtype | batch × seq | Kiln tok/s | % peak | " +
+      " | ".join(SIDES[s] for s in SIDES if s != "kiln") +
+      " | Kiln / best peer | RSS MiB Kiln / best peer | (RSS − 16 B/param) ratio | loss first "
+      "Kiln / best peer | own CPU % Kiln / best peer | targets |")
+print("|" + "---|" * 15)
+below = unchecked = 0
+for key in sorted(runs, key=lambda k: (k[0] == "mlm", order.index(k[1]), k[2] != "fp32")):
+    task, config, dtype = key
+    sides = runs[key]
+    kiln = sides.get("kiln")
+    modern = [sides[s] for s in ("torch2_eager", "torch2_compile") if s in sides]
+    candidates = modern or ([sides["torch1"]] if "torch1" in sides else [])
+    best = max(candidates, key=lambda r: r["tokens_per_s"]) if candidates else None
+    ratio = kiln["tokens_per_s"] / best["tokens_per_s"] if kiln and best else None
+    rss = kiln["peak_rss_mib"] / best["peak_rss_mib"] if kiln and best else None
+    state = beyond_state(kiln) / beyond_state(best) if kiln and best else None
+    checks = []
+    if kiln and ratio is not None:
+        if task == "mlm":
+            checks += [(f"≥ {MLM_RATIO}× best peer", ratio >= MLM_RATIO),
+                       (f"RSS ≤ {MLM_RSS}× best peer's", rss <= MLM_RSS)]
+        elif dtype == "fp32" and config in FP32_RATIO:
+            checks.append((f"≥ {FP32_RATIO[config]}× best peer", ratio >= FP32_RATIO[config]))
+        elif dtype == "bf16":
+            fp32 = runs.get((task, config, "fp32"), {}).get("kiln")
+            has_units = kiln["peak_bf16_gflops"] > 0
+            if fp32:
+                need = BF16_OVER_FP32 if has_units else BF16_OVER_FP32_NO_UNITS
+                gain = kiln["tokens_per_s"] / fp32["tokens_per_s"]
+                checks.append((f"≥ {need}× Kiln fp32 ({gain:.2f}×)", gain >= need))
+            if has_units:
+                checks.append((f"≥ {BF16_RATIO}× best peer", ratio >= BF16_RATIO))
+    if kiln and task == "classification" and config == "base" and dtype == "fp32":
+        share = kiln["peak_fraction"] or 0.0
+        checks.append((f"≥ {BASE_PEAK_SHARE:.0%} of fp32 peak", share >= BASE_PEAK_SHARE))
+        if state is not None:
+            checks.append((f"RSS − 16 B/param ≤ {BASE_RSS_BEYOND_STATE}× PyTorch's",
+                           state <= BASE_RSS_BEYOND_STATE))
+    below += any(not ok for _, ok in checks)
+    unchecked += not checks
+    peak = f"{kiln['peak_fraction'] * 100:.0f}%" if kiln and kiln.get("peak_fraction") else "–"
+    shape = f"{(kiln or best or {}).get('batch', '?')} × {(kiln or best or {}).get('seq', '?')}"
+    loss = " / ".join(f"{r['loss_first']:.3f}" if r else "–" for r in (kiln, best))
+    # Each run's CPU time as a share of every core's: far below 100 means other load ran.
+    own_cpu = " / ".join(f"{r['proc_cpu_pct']:.0f}" if r else "–" for r in (kiln, best))
+    print(f"| {task} | {config} | {dtype} | {shape} | {cell(kiln)} | {peak} | " +
+          " | ".join(cell(sides.get(s)) for s in SIDES if s != "kiln") +
+          f" | {'–' if ratio is None else f'{ratio:.2f}×'} | " +
+          (f"{kiln['peak_rss_mib']:,.0f} / {best['peak_rss_mib']:,.0f} ({rss:.2f}×)"
+           if rss is not None else "–") +
+          f" | {'–' if state is None else f'{state:.2f}×'} | {loss} | {own_cpu} | " +
+          ("; ".join(f"{'✓' if ok else '✗'} {name}" for name, ok in checks) or "–") + " |")
+kiln_any = next((s["kiln"] for s in runs.values() if "kiln" in s), None)
+if kiln_any:
+    print(f"\nPeaks measured by kiln bench on {kiln_any['threads']} threads "
+          f"({kiln_any['cpu_model']}): fp32 {kiln_any['peak_fp32_gflops']:.0f} GFLOP/s, "
+          f"bf16 {kiln_any['peak_bf16_gflops']:.0f} GFLOP/s.")
+for sides in runs.values():
+    if sides.get("kiln", {}).get("projected"):
+        print(f"Projected (Kiln, {sides['kiln']['config']} MLM): {sides['kiln']['projected']}")
+print(f"{below} row(s) below a target (✗), {unchecked} row(s) without a target to check "
+      "(no peer, or none set for that row).")
+PY
+exit "$failed"
