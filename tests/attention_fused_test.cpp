@@ -82,7 +82,7 @@ TEST(AttentionFused, MatchesTheUnfusedCompositionWithTheSameDropoutMasks) {
 // The model's training path builds one attention node with its dropout and one attention_grad,
 // and after compilation for the CPU nothing of the scores' [B, H, S, S] size is left.
 TEST(AttentionFused, TrainingGraphKeepsNoScoresSizedValue) {
-  constexpr int64_t kBatch = 2, kSeq = 24, kHeads = 2, kHeadSize = 8;
+  constexpr int64_t kBatch = 2, kSeq = 40, kHeads = 2, kHeadSize = 8;
   Graph graph;
   Value x = graph.input("x", DType::f32, {kBatch, kSeq, kHeads * kHeadSize});
   Value keep = graph.input("attention_mask", DType::f32, {kBatch, kSeq});

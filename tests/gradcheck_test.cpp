@@ -246,6 +246,18 @@ std::vector<GradCase> all_cases() {
                      AttentionDropout drop{seed, constant(graph, keys), 0.3, 4};
                      return attention(a[0], a[1], a[2], a[3], 0.7, drop);
                    }});
+  // Through its decomposition (second order: nothing differentiates it today, but it can be).
+  cases.push_back({"attention_grad", OpKind::attention_grad,
+                   [](Rng& rng) {
+                     int64_t b = random_dim(rng, 1, 2), s = random_dim(rng, 1, 3),
+                             d = random_dim(rng, 1, 2);
+                     Shape shape{b, 2, s, d};
+                     return std::vector<ArgSpec>{arg(shape), arg(shape), arg(shape),
+                                                 arg({b, 1, 1, s}), arg(shape), arg(shape)};
+                   },
+                   [](const std::vector<Value>& a) {
+                     return attention_grad(a[0], a[1], a[2], a[3], a[4], a[5], 0.7);
+                   }});
   cases.push_back({"dropout", OpKind::dropout,
                    [](Rng& rng) { return std::vector<ArgSpec>{arg(random_shape(rng, 1, 3))}; },
                    [](const std::vector<Value>& a) {

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -77,21 +78,26 @@ int run(bool fused, int64_t batch, bool bf16, int steps) {
                                    Tensor::scalar(DType::i64, 42),
                                    keys};
   executable->run(arguments);  // warm-up
-  std::vector<double> times;
+  // Wall time, and the process's CPU time (all threads), which a busy machine inflates less.
+  std::vector<double> times, cpu_times;
   for (int s = 0; s < steps; ++s) {
     auto start = std::chrono::steady_clock::now();
+    std::clock_t cpu_start = std::clock();
     executable->run(arguments);
+    cpu_times.push_back(static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC);
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
                         .count());
   }
   std::sort(times.begin(), times.end());
+  std::sort(cpu_times.begin(), cpu_times.end());
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  std::printf("%s %s B=%lld H=%lld S=%lld D=%lld: fwd+bwd %.1f ms (median of %d), arena %.1f MiB, "
-              "peak RSS %.1f MiB\n",
+  std::printf("%s %s B=%lld H=%lld S=%lld D=%lld: fwd+bwd %.1f ms wall, %.1f ms CPU (medians of "
+              "%d), arena %.1f MiB, peak RSS %.1f MiB\n",
               fused ? "fused" : "unfused", bf16 ? "bf16" : "f32", static_cast<long long>(batch),
               static_cast<long long>(kHeads), static_cast<long long>(kSeq),
-              static_cast<long long>(kHeadSize), times[times.size() / 2] * 1e3, steps,
+              static_cast<long long>(kHeadSize), times[times.size() / 2] * 1e3,
+              cpu_times[cpu_times.size() / 2] * 1e3, steps,
               static_cast<double>(executable->stats().arena_bytes) / (1 << 20),
               static_cast<double>(usage.ru_maxrss) / 1024.0);
   return 0;

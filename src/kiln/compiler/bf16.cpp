@@ -31,11 +31,12 @@ Value bf16_attention(const Node& node, const std::vector<Value>& operands) {
 Module use_bf16_matmuls(const Module& module) {
   return rewrite_module(module, [](Graph&, const Node& node, int32_t,
                                    const std::vector<Value>& operands) {
-    if (node.dtype != DType::f32 || operands[0].dtype() != DType::f32) return Value();
-    if (node.op == OpKind::attention || node.op == OpKind::attention_grad) {
-      return bf16_attention(node, operands);
+    bool attention_op = node.op == OpKind::attention || node.op == OpKind::attention_grad;
+    if ((node.op != OpKind::dot_general && !attention_op) || node.dtype != DType::f32 ||
+        operands[0].dtype() != DType::f32) {
+      return Value();
     }
-    if (node.op != OpKind::dot_general) return Value();
+    if (attention_op) return bf16_attention(node, operands);
     return dot_general(cast(operands[0], DType::bf16), cast(operands[1], DType::bf16),
                        node.attr<DotAttrs>(), DType::f32);
   });

@@ -67,6 +67,34 @@ Value attention_probs(const Node& node, std::span<const Value> inputs) {
   return stable_softmax(shifted, rank - 1);
 }
 
+// a b over the batch dims, contracting a's axis a_contract with b's b_contract: a rounded to
+// `dtype` (the operands' dtype) first, accumulated in f32 for half dtypes.
+Value attention_product(DType dtype, Value a, Value b, int64_t a_contract, int64_t b_contract) {
+  Axes batch = leading_axes(b.rank() - 2);
+  return dot_general(narrow(a, dtype), b, DotAttrs{batch, batch, {a_contract}, {b_contract}},
+                     compute_dtype(dtype));
+}
+
+struct AttentionBackward {
+  Value probs;    // P, before dropout
+  Value dbiased;  // d loss / d (q k^T * scale + mask) = P (dP Z - rowsum(dO out))
+};
+
+// The backward of attention's softmax given its output `out` and cotangent `dout`, from core ops
+// on the [..., Sq, Sk] scores (f32 for half operands); `inputs` are the node's operands.
+AttentionBackward attention_backward(const Node& node, std::span<const Value> inputs, Value out,
+                                     Value dout) {
+  Value q = inputs[0], v = inputs[2];
+  int64_t rank = q.rank();
+  DType accumulate = compute_dtype(q.dtype());
+  Value probs = attention_probs(node, inputs);
+  Value dprobs = attention_drop(node, inputs,
+                                attention_product(q.dtype(), dout, v, rank - 1, rank - 1));
+  Value row_dot = reduce_sum(narrow(widen(dout), accumulate) * narrow(widen(out), accumulate),
+                             {rank - 1}, true);
+  return {probs, probs * (dprobs - row_dot)};
+}
+
 }  // namespace
 
 namespace rules {
@@ -118,12 +146,9 @@ Value decompose_cross_entropy(const Node& node, std::span<const Value> inputs) {
 // Both products accumulate in f32 for half inputs; the probabilities are rounded to the input
 // dtype before the second product, as a fused kernel feeding a half matmul would.
 Value decompose_attention(const Node& node, std::span<const Value> inputs) {
-  Value q = inputs[0], v = inputs[2];
-  int64_t rank = q.rank();
-  Axes batch = leading_axes(rank - 2);
+  Value q = inputs[0];
   Value probs = attention_drop(node, inputs, attention_probs(node, inputs));
-  Value out = dot_general(narrow(probs, q.dtype()), v,
-                          DotAttrs{batch, batch, {rank - 1}, {rank - 2}}, compute_dtype(q.dtype()));
+  Value out = attention_product(q.dtype(), probs, inputs[2], q.rank() - 1, q.rank() - 2);
   return narrow(out, node.dtype);
 }
 
@@ -131,21 +156,14 @@ Value decompose_attention(const Node& node, std::span<const Value> inputs) {
 // dV = (P Z)^T dO, dP = (dO V^T) Z, dS = P (dP - rowsum(dO out)) * scale (rowsum(dP P) equals
 // rowsum(dO out)), dQ = dS K, dK = dS^T Q; products in the operands' dtype as in the forward.
 Value decompose_attention_grad(const Node& node, std::span<const Value> inputs) {
-  Value q = inputs[0], k = inputs[1], v = inputs[2], out = inputs[4], dout = inputs[5];
+  Value q = inputs[0], k = inputs[1], dout = inputs[5];
   int64_t rank = q.rank();
-  Axes batch = leading_axes(rank - 2);
-  DType accumulate = compute_dtype(q.dtype());
-  auto product = [&](Value a, Value b, int64_t a_contract, int64_t b_contract) {
-    return dot_general(narrow(a, q.dtype()), b, DotAttrs{batch, batch, {a_contract}, {b_contract}},
-                       accumulate);
-  };
-  Value probs = attention_probs(node, inputs);
-  Value dv = product(attention_drop(node, inputs, probs), dout, rank - 2, rank - 2);
-  Value dprobs = attention_drop(node, inputs, product(dout, v, rank - 1, rank - 1));
-  Value row_dot = reduce_sum(widen(dout) * narrow(widen(out), accumulate), {rank - 1}, true);
-  Value dscores = probs * (dprobs - row_dot) * node.attr<AttentionAttrs>().scale;
-  Value dq = product(dscores, k, rank - 1, rank - 2);
-  Value dk = product(dscores, q, rank - 2, rank - 2);
+  AttentionBackward back = attention_backward(node, inputs, inputs[4], dout);
+  Value dv = attention_product(q.dtype(), attention_drop(node, inputs, back.probs), dout, rank - 2,
+                               rank - 2);
+  Value dscores = back.dbiased * node.attr<AttentionAttrs>().scale;
+  Value dq = attention_product(q.dtype(), dscores, k, rank - 1, rank - 2);
+  Value dk = attention_product(q.dtype(), dscores, q, rank - 2, rank - 2);
   std::vector<Value> flat;
   for (Value grad : {dq, dk, dv}) flat.push_back(reshape(grad, {grad.numel()}));
   return narrow(concat(flat, 0), node.dtype);
@@ -175,6 +193,17 @@ std::vector<Value> vjp_attention(const VjpArgs& args) {
     result[i] = reshape(slice(grads, {start}, {start + size}), in[i].shape());
     start += size;
   }
+  // The mask's gradient (a padding or causal mask has none to give: then nothing reads this
+  // [..., Sq, Sk] value and dead-code elimination drops it) from core ops, summed over the dims
+  // the mask broadcasts along.
+  Value mask = in[3];
+  Value dbiased = attention_backward(args.node, in, args.output, dout).dbiased;
+  Axes broadcast;
+  for (int64_t i = 0; i < mask.rank(); ++i) {
+    if (mask.dim(i) == 1 && dbiased.dim(i) != 1) broadcast.push_back(i);
+  }
+  if (!broadcast.empty()) dbiased = reduce_sum(dbiased, broadcast, true);
+  result[3] = narrow(dbiased, mask.dtype());
   return result;
 }
 

@@ -205,22 +205,18 @@ class Scratch {
   C* next_;
 };
 
-// The dropout multipliers (0 or 1 / (1 - rate)) of query rows [i0, i0 + rows) and keys
-// [j0, j0 + cols) of head h, into z[rows x kBlock]; `words` holds kBlock + 8 words.
-template <typename C>
-void dropout_tile(const AttentionPlan& p, const Buffers& buffers, int64_t h, int64_t i0,
-                  int64_t rows, int64_t j0, int64_t cols, uint32_t* words, C* z) {
+// The Philox words of query rows [i0, i0 + rows) of head h over every key, as the dropout op
+// draws them for the scores: a head's consecutive rows are consecutive in the numbering within
+// their key's leading row, so one call (long enough for the vectorised Philox) covers a block.
+// `words` holds rows * sk + 8 words; returns the word of (i0, key 0).
+const uint32_t* dropout_bits(const AttentionPlan& p, const Buffers& buffers, int64_t h,
+                             int64_t i0, int64_t rows, uint32_t* words) {
   int64_t seed = *buffers.at<int64_t>(p.seed);
   int64_t key = buffers.at<int64_t>(p.offset)[h / p.heads_per_key];
-  auto kept = static_cast<C>(1.0 / (1.0 - p.rate));
-  for (int64_t r = 0; r < rows; ++r) {
-    // Element index within the key's leading row of the scores, as random_bits numbers it.
-    int64_t first = ((h % p.heads_per_key) * p.sq + i0 + r) * p.sk + j0;
-    int64_t block = first / 4, blocks = (first + cols - 1) / 4 - block + 1;
-    philox_blocks(seed, key, p.stream, block, blocks, words);
-    const uint32_t* bits = words + (first - block * 4);
-    for (int64_t j = 0; j < cols; ++j) z[r * kBlock + j] = bits[j] >= p.threshold ? kept : C{0};
-  }
+  int64_t first = ((h % p.heads_per_key) * p.sq + i0) * p.sk;
+  int64_t block = first / 4, blocks = (first + rows * p.sk - 1) / 4 - block + 1;
+  philox_blocks(seed, key, p.stream, block, blocks, words);
+  return words + (first - block * 4);
 }
 
 // s[rows x kBlock] = (q_block k^T) * scale + mask for query rows [i0, i0 + rows) and keys
@@ -263,31 +259,33 @@ KILN_CPU_CLONES C online_softmax_row(C* s, int64_t cols, C& max, C& sum) {
   return rescale;
 }
 
-// The forward's weights of one row for the product with v: exp(s - max) times the dropout
-// multipliers z (none when null), rounded to T; and the row's accumulated output rescaled.
+// The forward's weights of one row for the product with v: exp(s - max), dropped where the row's
+// Philox bits are below the threshold and scaled by `kept` elsewhere (no dropout when bits is
+// null), rounded to T; and the row's accumulated output rescaled.
 template <typename T, typename C>
-KILN_CPU_CLONES void forward_weights_row(C* p, const C* z, int64_t cols, C* acc, int64_t dv,
-                                         C rescale) {
+KILN_CPU_CLONES void forward_weights_row(C* p, const uint32_t* bits, uint32_t threshold, C kept,
+                                         int64_t cols, C* acc, int64_t dv, C rescale) {
 #pragma omp simd
   for (int64_t e = 0; e < dv; ++e) acc[e] *= rescale;
-  if (z == nullptr) {
+  if (bits == nullptr) {
 #pragma omp simd
     for (int64_t j = 0; j < cols; ++j) p[j] = round_to<T>(p[j]);
   } else {
 #pragma omp simd
-    for (int64_t j = 0; j < cols; ++j) p[j] = round_to<T>(p[j] * z[j]);
+    for (int64_t j = 0; j < cols; ++j) p[j] = round_to<T>(bits[j] >= threshold ? p[j] * kept : 0);
   }
 }
 
-// The backward's row: from scores s and dp = dO V^T, the dropped probabilities P Z (into s, for
-// dV) and dS = P (dp Z - row_dot) scale (into dp, for dQ and dK), both rounded to T.
+// The backward's row: from scores s and dp = dO V^T, with Z the dropout's multipliers (as above),
+// the dropped probabilities P Z (into s, for dV) and dS = P (dp Z - row_dot) scale (into dp, for
+// dQ and dK), both rounded to T.
 template <typename T, typename C>
-KILN_CPU_CLONES void backward_row(C* s, C* dp, const C* z, int64_t cols, C lse, C row_dot,
-                                  C scale) {
+KILN_CPU_CLONES void backward_row(C* s, C* dp, const uint32_t* bits, uint32_t threshold, C kept,
+                                  int64_t cols, C lse, C row_dot, C scale) {
 #pragma omp simd
   for (int64_t j = 0; j < cols; ++j) {
     C prob = fast_exp(s[j] - lse);
-    C keep = z == nullptr ? C{1} : z[j];
+    C keep = bits == nullptr ? C{1} : bits[j] >= threshold ? kept : C{0};
     s[j] = round_to<T>(prob * keep);
     dp[j] = round_to<T>(prob * (dp[j] * keep - row_dot) * scale);
   }
@@ -301,9 +299,10 @@ Kernel attention_typed(const Graph& graph, int32_t id) {
   AttentionPlan p(graph, graph.node(id));
   RowLoader<C> load_mask = row_loader<C>(p.mask_dtype);
   int64_t q_blocks = (p.sq + kBlock - 1) / kBlock;
-  // q block, k^T block, v block, scores, output rows, mask row, max, sum, dropout tile.
-  int64_t per_thread = kBlock * (p.d + p.d + p.dv + kBlock + p.dv + 1 + 2 + kBlock);
-  int64_t words = kBlock + 8;
+  // q block, k^T block, v block, scores, output rows, mask row, max, sum; the dropout's words.
+  int64_t per_thread = kBlock * (p.d + p.d + p.dv + kBlock + p.dv + 3);
+  int64_t words = p.rate > 0.0 ? kBlock * p.sk + 8 : 0;
+  auto kept = static_cast<C>(1.0 / (1.0 - p.rate));
   int64_t thread_bytes = per_thread * static_cast<int64_t>(sizeof(C)) + words * 4;
   return {[=](const Buffers& buffers, std::byte* scratch_bytes) {
     const T* q = buffers.at<T>(p.q);
@@ -322,8 +321,7 @@ Kernel attention_typed(const Graph& graph, int32_t id) {
       C* mask_row = scratch.take(kBlock);
       C* row_max = scratch.take(kBlock);
       C* row_sum = scratch.take(kBlock);
-      C* z = scratch.take(kBlock * kBlock);
-      auto* bits = reinterpret_cast<uint32_t*>(scratch.take(0));
+      auto* words_mine = reinterpret_cast<uint32_t*>(scratch.take(0));
       for (int64_t item = begin; item < end; ++item) {
         int64_t h = item / q_blocks, i0 = item % q_blocks * kBlock;
         int64_t rows = std::min(kBlock, p.sq - i0);
@@ -331,18 +329,19 @@ Kernel attention_typed(const Graph& graph, int32_t id) {
         std::fill(acc, acc + rows * p.dv, C{0});
         std::fill(row_max, row_max + rows, -std::numeric_limits<C>::infinity());
         std::fill(row_sum, row_sum + rows, C{0});
+        const uint32_t* bits =
+            p.rate > 0.0 ? dropout_bits(p, buffers, h, i0, rows, words_mine) : nullptr;
         for (int64_t j0 = 0; j0 < p.sk; j0 += kBlock) {
           int64_t cols = std::min(kBlock, p.sk - j0);
           pack_rows(k + h * p.sk * p.d, j0, cols, p.d, k_t, true, kBlock);
           pack_rows(v + h * p.sk * p.dv, j0, cols, p.dv, v_block, false, 0);
           score_tile(p, mask, load_mask, h, i0, rows, j0, cols, q_block, k_t, kBlock, s,
                      mask_row);
-          if (p.rate > 0.0) dropout_tile(p, buffers, h, i0, rows, j0, cols, bits, z);
           for (int64_t r = 0; r < rows; ++r) {
             C* s_row = s + r * kBlock;
             C rescale = online_softmax_row(s_row, cols, row_max[r], row_sum[r]);
-            forward_weights_row<T>(s_row, p.rate > 0.0 ? z + r * kBlock : nullptr, cols,
-                                   acc + r * p.dv, p.dv, rescale);
+            forward_weights_row<T>(s_row, bits ? bits + r * p.sk + j0 : nullptr, p.threshold,
+                                   kept, cols, acc + r * p.dv, p.dv, rescale);
           }
           gemm_accumulate(rows, cols, p.dv, s, kBlock, v_block, p.dv, acc, p.dv);
         }
@@ -371,8 +370,9 @@ Kernel attention_grad_typed(const Graph& graph, int32_t id) {
   RowLoader<C> load_mask = row_loader<C>(p.mask_dtype);
   RowLoader<C> load_out = row_loader<C>(graph.node(out_id).dtype);
   int64_t head = p.sk * (p.d + p.d + p.dv + p.d + p.dv);  // k^T, k, v^T, dk, dv
-  int64_t block = kBlock * (p.d + p.dv + p.d + p.dv + 4 * kBlock + 4);
-  int64_t words = kBlock + 8;
+  int64_t block = kBlock * (p.d + p.dv + p.d + p.dv + 3 * kBlock + 4);
+  int64_t words = p.rate > 0.0 ? kBlock * p.sk + 8 : 0;
+  auto kept = static_cast<C>(1.0 / (1.0 - p.rate));
   int64_t thread_bytes = (head + block) * static_cast<int64_t>(sizeof(C)) + words * 4;
   return {[=](const Buffers& buffers, std::byte* scratch_bytes) {
     const T* q = buffers.at<T>(p.q);
@@ -399,12 +399,11 @@ Kernel attention_grad_typed(const Graph& graph, int32_t id) {
       C* s = scratch.take(kBlock * kBlock);
       C* dprobs = scratch.take(kBlock * kBlock);
       C* transposed = scratch.take(kBlock * kBlock);
-      C* z = scratch.take(kBlock * kBlock);
       C* lse = scratch.take(kBlock);
       C* row_dot = scratch.take(kBlock);
       C* mask_row = scratch.take(kBlock);
       C* row_sum = scratch.take(kBlock);
-      auto* bits = reinterpret_cast<uint32_t*>(scratch.take(0));
+      auto* words_mine = reinterpret_cast<uint32_t*>(scratch.take(0));
       // transposed[cols x rows] = tile[rows x cols]^T
       auto transpose_tile = [&](const C* tile, int64_t rows, int64_t cols) {
         for (int64_t r = 0; r < rows; ++r) {
@@ -442,17 +441,18 @@ Kernel attention_grad_typed(const Graph& graph, int32_t id) {
           }
           for (int64_t r = 0; r < rows; ++r) lse[r] += std::log(row_sum[r]);
           // Pass 2: the gradients, key block by key block.
+          const uint32_t* bits =
+              p.rate > 0.0 ? dropout_bits(p, buffers, h, i0, rows, words_mine) : nullptr;
           for (int64_t j0 = 0; j0 < p.sk; j0 += kBlock) {
             int64_t cols = std::min(kBlock, p.sk - j0);
             score_tile(p, mask, load_mask, h, i0, rows, j0, cols, q_block, k_t + j0, p.sk, s,
                        mask_row);
-            if (p.rate > 0.0) dropout_tile(p, buffers, h, i0, rows, j0, cols, bits, z);
             std::fill(dprobs, dprobs + rows * kBlock, C{0});
             gemm_accumulate(rows, p.dv, cols, dout_block, p.dv, v_t + j0, p.sk, dprobs, kBlock);
             for (int64_t r = 0; r < rows; ++r) {
               backward_row<T>(s + r * kBlock, dprobs + r * kBlock,
-                              p.rate > 0.0 ? z + r * kBlock : nullptr, cols, lse[r], row_dot[r],
-                              scale);
+                              bits ? bits + r * p.sk + j0 : nullptr, p.threshold, kept, cols,
+                              lse[r], row_dot[r], scale);
             }
             transpose_tile(s, rows, cols);
             gemm_accumulate(cols, rows, p.dv, transposed, kBlock, dout_block, p.dv,
