@@ -27,16 +27,23 @@ namespace {
 // Queries per block and keys per block: a block's tiles (64 x 64 in f32: 16 KiB) stay in L1.
 constexpr int64_t kBlock = 64;
 
+// Element (r, k) of a [rows x inner] operand stored row-major with leading dim lda, or stored
+// transposed ([inner x rows]) when kTransposed.
+template <bool kTransposed, typename C>
+inline __attribute__((always_inline)) C element(const C* a, int64_t lda, int64_t r, int64_t k) {
+  return kTransposed ? a[k * lda + r] : a[r * lda + k];
+}
+
 // c[rows x cols] += a[rows x inner] b[inner x cols], one row of c at a time (the edges of
 // gemm_accumulate).
-template <typename C>
+template <bool kTransposed, typename C>
 inline __attribute__((always_inline)) void gemm_rows(int64_t rows, int64_t inner, int64_t cols,
                                                      const C* a, int64_t lda, const C* b,
                                                      int64_t ldb, C* c, int64_t ldc) {
   for (int64_t r = 0; r < rows; ++r) {
     C* c_row = c + r * ldc;
     for (int64_t k = 0; k < inner; ++k) {
-      C a_rk = a[r * lda + k];
+      C a_rk = element<kTransposed>(a, lda, r, k);
       const C* b_row = b + k * ldb;
 #pragma omp simd
       for (int64_t j = 0; j < cols; ++j) c_row[j] += a_rk * b_row[j];
@@ -47,7 +54,7 @@ inline __attribute__((always_inline)) void gemm_rows(int64_t rows, int64_t inner
 // A kRows x kCols tile of c, kept in registers over the whole inner dimension.
 constexpr int kRows = 4, kCols = 32;
 
-template <typename C>
+template <bool kTransposed, typename C>
 inline __attribute__((always_inline)) void gemm_tile(int64_t inner, const C* a, int64_t lda,
                                                      const C* b, int64_t ldb, C* c, int64_t ldc) {
   C acc[kRows][kCols];
@@ -58,7 +65,7 @@ inline __attribute__((always_inline)) void gemm_tile(int64_t inner, const C* a, 
   for (int64_t k = 0; k < inner; ++k) {
     const C* b_row = b + k * ldb;
     for (int r = 0; r < kRows; ++r) {
-      C a_rk = a[r * lda + k];
+      C a_rk = element<kTransposed>(a, lda, r, k);
 #pragma omp simd
       for (int j = 0; j < kCols; ++j) acc[r][j] += a_rk * b_row[j];
     }
@@ -70,23 +77,25 @@ inline __attribute__((always_inline)) void gemm_tile(int64_t inner, const C* a, 
 }
 
 // c[rows x cols] += a[rows x inner] b[inner x cols], all row-major with leading dims lda, ldb,
-// ldc: every product of the kernels below. The one place to tune per instruction set (its clones
-// are AVX-512, AVX2 and baseline builds of the same loops). 4 x 32 register tiles: measured on a
-// 64 x 64 x 64 product on the AVX-512 Xeon, about 160 GFLOP/s on one core with AVX-512 and 74
-// with AVX2, against 48 and 35 for the row-at-a-time loop (a 4 x 64 tile gives 185 with AVX-512
-// but spills with AVX2's 16 registers: 63).
-template <typename C>
+// ldc (a stored transposed when kTransposed): every product of the kernels below. The one place
+// to tune per instruction set (its clones are AVX-512, AVX2 and baseline builds of the same
+// loops). 4 x 32 register tiles: on a 64 x 64 x 64 product, best of 200 runs on one core of the
+// (busy) AVX-512 Xeon, about 160 GFLOP/s with AVX-512 and 74 with AVX2, against 48 and 35 for the
+// row-at-a-time loop; a 4 x 64 tile gives 185 with AVX-512 but spills AVX2's 16 registers (63).
+template <bool kTransposed = false, typename C>
 KILN_CPU_CLONES void gemm_accumulate(int64_t rows, int64_t inner, int64_t cols, const C* a,
                                      int64_t lda, const C* b, int64_t ldb, C* c, int64_t ldc) {
   int64_t r = 0;
   for (; r + kRows <= rows; r += kRows) {
+    const C* a_rows = kTransposed ? a + r : a + r * lda;
     int64_t j = 0;
     for (; j + kCols <= cols; j += kCols) {
-      gemm_tile(inner, a + r * lda, lda, b + j, ldb, c + r * ldc + j, ldc);
+      gemm_tile<kTransposed>(inner, a_rows, lda, b + j, ldb, c + r * ldc + j, ldc);
     }
-    gemm_rows(kRows, inner, cols - j, a + r * lda, lda, b + j, ldb, c + r * ldc + j, ldc);
+    gemm_rows<kTransposed>(kRows, inner, cols - j, a_rows, lda, b + j, ldb, c + r * ldc + j, ldc);
   }
-  gemm_rows(rows - r, inner, cols, a + r * lda, lda, b, ldb, c + r * ldc, ldc);
+  gemm_rows<kTransposed>(rows - r, inner, cols, kTransposed ? a + r : a + r * lda, lda, b, ldb,
+                         c + r * ldc, ldc);
 }
 
 // x rounded to the storage type T and back (the identity when T is the compute type).
@@ -282,12 +291,21 @@ KILN_CPU_CLONES void forward_weights_row(C* p, const uint32_t* bits, uint32_t th
 template <typename T, typename C>
 KILN_CPU_CLONES void backward_row(C* s, C* dp, const uint32_t* bits, uint32_t threshold, C kept,
                                   int64_t cols, C lse, C row_dot, C scale) {
+  if (bits == nullptr) {  // separate loops: a load that may not happen keeps GCC from vectorising
 #pragma omp simd
-  for (int64_t j = 0; j < cols; ++j) {
-    C prob = fast_exp(s[j] - lse);
-    C keep = bits == nullptr ? C{1} : bits[j] >= threshold ? kept : C{0};
-    s[j] = round_to<T>(prob * keep);
-    dp[j] = round_to<T>(prob * (dp[j] * keep - row_dot) * scale);
+    for (int64_t j = 0; j < cols; ++j) {
+      C prob = fast_exp(s[j] - lse);
+      s[j] = round_to<T>(prob);
+      dp[j] = round_to<T>(prob * (dp[j] - row_dot) * scale);
+    }
+  } else {
+#pragma omp simd
+    for (int64_t j = 0; j < cols; ++j) {
+      C prob = fast_exp(s[j] - lse);
+      C keep = bits[j] >= threshold ? kept : C{0};
+      s[j] = round_to<T>(prob * keep);
+      dp[j] = round_to<T>(prob * (dp[j] * keep - row_dot) * scale);
+    }
   }
 }
 
@@ -370,7 +388,7 @@ Kernel attention_grad_typed(const Graph& graph, int32_t id) {
   RowLoader<C> load_mask = row_loader<C>(p.mask_dtype);
   RowLoader<C> load_out = row_loader<C>(graph.node(out_id).dtype);
   int64_t head = p.sk * (p.d + p.d + p.dv + p.d + p.dv);  // k^T, k, v^T, dk, dv
-  int64_t block = kBlock * (p.d + p.dv + p.d + p.dv + 3 * kBlock + 4);
+  int64_t block = kBlock * (p.d + p.dv + p.d + p.dv + 2 * kBlock + 4);
   int64_t words = p.rate > 0.0 ? kBlock * p.sk + 8 : 0;
   auto kept = static_cast<C>(1.0 / (1.0 - p.rate));
   int64_t thread_bytes = (head + block) * static_cast<int64_t>(sizeof(C)) + words * 4;
@@ -398,18 +416,11 @@ Kernel attention_grad_typed(const Graph& graph, int32_t id) {
       C* out_row = scratch.take(kBlock * p.dv);
       C* s = scratch.take(kBlock * kBlock);
       C* dprobs = scratch.take(kBlock * kBlock);
-      C* transposed = scratch.take(kBlock * kBlock);
       C* lse = scratch.take(kBlock);
       C* row_dot = scratch.take(kBlock);
       C* mask_row = scratch.take(kBlock);
       C* row_sum = scratch.take(kBlock);
       auto* words_mine = reinterpret_cast<uint32_t*>(scratch.take(0));
-      // transposed[cols x rows] = tile[rows x cols]^T
-      auto transpose_tile = [&](const C* tile, int64_t rows, int64_t cols) {
-        for (int64_t r = 0; r < rows; ++r) {
-          for (int64_t j = 0; j < cols; ++j) transposed[j * kBlock + r] = tile[r * kBlock + j];
-        }
-      };
       auto scale = static_cast<C>(p.scale);
       for (int64_t h = begin; h < end; ++h) {
         pack_rows(k + h * p.sk * p.d, 0, p.sk, p.d, k_t, true, p.sk);
@@ -454,14 +465,12 @@ Kernel attention_grad_typed(const Graph& graph, int32_t id) {
                               bits ? bits + r * p.sk + j0 : nullptr, p.threshold, kept, cols,
                               lse[r], row_dot[r], scale);
             }
-            transpose_tile(s, rows, cols);
-            gemm_accumulate(cols, rows, p.dv, transposed, kBlock, dout_block, p.dv,
-                            dv_acc + j0 * p.dv, p.dv);
+            gemm_accumulate<true>(cols, rows, p.dv, s, kBlock, dout_block, p.dv,
+                                  dv_acc + j0 * p.dv, p.dv);
             gemm_accumulate(rows, cols, p.d, dprobs, kBlock, k_rows + j0 * p.d, p.d, dq_acc,
                             p.d);
-            transpose_tile(dprobs, rows, cols);
-            gemm_accumulate(cols, rows, p.d, transposed, kBlock, q_block, p.d,
-                            dk_acc + j0 * p.d, p.d);
+            gemm_accumulate<true>(cols, rows, p.d, dprobs, kBlock, q_block, p.d,
+                                  dk_acc + j0 * p.d, p.d);
           }
           R* dq_block = dq + (h * p.sq + i0) * p.d;
           for (int64_t i = 0; i < rows * p.d; ++i) dq_block[i] = store<R>(dq_acc[i]);
