@@ -161,7 +161,8 @@ TEST(ReferenceComposite, AttentionDropoutAndGradient) {
           testing::random_tensor(rng, DType::f32, ms, -3.0, 0.0),
           testing::random_tensor(rng, dtype, os), testing::random_tensor(rng, dtype, os),
           Tensor::scalar(DType::i64, 77),
-          row_keys ? Tensor::from_doubles(DType::i64, {2}, {3, 11}) : Tensor::scalar(DType::i64, 5)};
+          row_keys ? Tensor::from_doubles(DType::i64, {2}, {3, 11})
+                   : Tensor::scalar(DType::i64, 5)};
       AttentionDropout drop{seed, offset, 0.3, 9};
       std::vector<std::optional<DType>> results = {std::nullopt};
       if (dtype == DType::bf16) results.push_back(DType::f32);

@@ -204,9 +204,9 @@ Outputs cross_entropies(Feeds& in, DType d) {
           cross_entropy(logits, in.integers(DType::i32, {6}, 0, 10))};
 }
 
-// Shapes for attention: small ones with a full-size mask, and ones past the fused kernels' 64-row
+// Shapes for attention: small ones with a full-size mask; ones past the fused kernels' 64-row
 // blocks (a tail of queries and of keys) with a per-batch padding mask of f32 whatever the
-// operands' dtype, and dropout keyed per batch row.
+// operands' dtype, and dropout keyed per batch row; and ones without batch dims, with dropout.
 struct AttentionOperands {
   Value q, k, v, mask;
   AttentionDropout dropout;
@@ -220,7 +220,11 @@ std::vector<AttentionOperands> attention_operands(Feeds& in, DType d) {
   AttentionOperands blocked{in.any(d, {2, 2, 67, 16}), in.any(d, {2, 2, 70, 16}),
                             in.any(d, {2, 2, 70, 12}), in.any(DType::f32, {2, 1, 1, 70}, -3, 0),
                             {seed, offset, 0.25, 5}};
-  return {small, blocked};
+  // Without batch dims the scores' leading rows are the queries: a key per query row.
+  AttentionOperands unbatched{in.any(d, {5, 8}), in.any(d, {6, 8}), in.any(d, {6, 4}),
+                              in.any(d, {5, 6}, -3, 0), {seed, in.integers(DType::i64, {5}, 0, 9),
+                                                         0.4, 1}};
+  return {small, blocked, unbatched};
 }
 
 Outputs attentions(Feeds& in, DType d) {

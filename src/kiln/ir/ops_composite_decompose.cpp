@@ -184,7 +184,8 @@ std::vector<Value> vjp_attention(const VjpArgs& args) {
   Value q = in[0], k = in[1], v = in[2];
   AttentionDropout dropout;
   if (attrs.dropout_rate > 0.0) dropout = {in[4], in[5], attrs.dropout_rate, attrs.stream};
-  Value dout = args.cotangent.dtype() == q.dtype() ? args.cotangent : cast(args.cotangent, q.dtype());
+  Value dout = args.cotangent;
+  if (dout.dtype() != q.dtype()) dout = cast(dout, q.dtype());
   Value grads = attention_grad(q, k, v, in[3], args.output, dout, attrs.scale, dropout);
   std::vector<Value> result(in.size());
   int64_t start = 0;
@@ -193,9 +194,9 @@ std::vector<Value> vjp_attention(const VjpArgs& args) {
     result[i] = reshape(slice(grads, {start}, {start + size}), in[i].shape());
     start += size;
   }
-  // The mask's gradient (a padding or causal mask has none to give: then nothing reads this
-  // [..., Sq, Sk] value and dead-code elimination drops it) from core ops, summed over the dims
-  // the mask broadcasts along.
+  // The mask's gradient from core ops, summed over the dims the mask broadcasts along. A padding
+  // or causal mask depends on no parameter: nothing reads this [..., Sq, Sk] value then, and
+  // dead-code elimination drops it (attention_fused_test checks a training graph for that).
   Value mask = in[3];
   Value dbiased = attention_backward(args.node, in, args.output, dout).dbiased;
   Axes broadcast;

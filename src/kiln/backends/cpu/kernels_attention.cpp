@@ -149,10 +149,11 @@ struct AttentionPlan {
   std::vector<int64_t> mask_base;
   int64_t mask_row_stride = 0, mask_col_stride = 0;
   DType mask_dtype = DType::f32;
-  // Dropout: threshold on the bits, kept values' scale; one offset key per `heads_per_key` heads.
+  // Dropout: the threshold on the bits; one offset key per `key_length` elements of the scores
+  // (the dropout op's rule: a key per leading row of the scores, or one for all).
   double rate = 0.0;
   uint32_t stream = 0, threshold = 0;
-  int64_t heads_per_key = 1;
+  int64_t key_length = 1;
 
   AttentionPlan(const Graph& graph, const Node& node) {
     const auto& attrs = node.attr<AttentionAttrs>();
@@ -190,11 +191,10 @@ struct AttentionPlan {
     if (rate > 0.0) {
       stream = attrs.stream;
       threshold = static_cast<uint32_t>(std::min(std::floor(rate * 0x1p32), 0x1p32 - 1));
-      // A key per leading row of the scores (the dropout op's rule), or one for all.
       seed = node.inputs[node.inputs.size() - 2];
       offset = node.inputs.back();
       const Shape& keys = graph.node(offset).shape;
-      heads_per_key = keys.empty() ? heads : heads / keys[0];
+      key_length = heads * sq * sk / (keys.empty() ? 1 : keys[0]);
     }
   }
 };
@@ -214,18 +214,36 @@ class Scratch {
   C* next_;
 };
 
+// The Philox words of `count` elements of one key's run from element `first` of it, into `words`
+// (count + 8 words); returns the word of `first`.
+const uint32_t* philox_run(const AttentionPlan& p, int64_t seed, int64_t key, int64_t first,
+                           int64_t count, uint32_t* words) {
+  int64_t block = first / 4, blocks = (first + count - 1) / 4 - block + 1;
+  philox_blocks(seed, key, p.stream, block, blocks, words);
+  return words + (first - block * 4);
+}
+
 // The Philox words of query rows [i0, i0 + rows) of head h over every key, as the dropout op
-// draws them for the scores: a head's consecutive rows are consecutive in the numbering within
-// their key's leading row, so one call (long enough for the vectorised Philox) covers a block.
-// `words` holds rows * sk + 8 words; returns the word of (i0, key 0).
+// draws them for the scores (element (h, i, j) is element (h sq + i) sk + j of their numbering).
+// A head's rows are consecutive under one key, so one call (long enough for the vectorised
+// Philox) covers the block; without batch dims each query row has a key of its own, and rows go
+// one by one. `words` holds (rows + 1) * sk + 8 words; returns the word of (i0, key 0).
 const uint32_t* dropout_bits(const AttentionPlan& p, const Buffers& buffers, int64_t h,
                              int64_t i0, int64_t rows, uint32_t* words) {
   int64_t seed = *buffers.at<int64_t>(p.seed);
-  int64_t key = buffers.at<int64_t>(p.offset)[h / p.heads_per_key];
-  int64_t first = ((h % p.heads_per_key) * p.sq + i0) * p.sk;
-  int64_t block = first / 4, blocks = (first + rows * p.sk - 1) / 4 - block + 1;
-  philox_blocks(seed, key, p.stream, block, blocks, words);
-  return words + (first - block * 4);
+  const int64_t* keys = buffers.at<int64_t>(p.offset);
+  int64_t first = (h * p.sq + i0) * p.sk, count = rows * p.sk;
+  if (first / p.key_length == (first + count - 1) / p.key_length) {
+    return philox_run(p, seed, keys[first / p.key_length], first % p.key_length, count, words);
+  }
+  uint32_t* spare = words + count;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t row = first + r * p.sk;
+    const uint32_t* bits =
+        philox_run(p, seed, keys[row / p.key_length], row % p.key_length, p.sk, spare);
+    std::copy(bits, bits + p.sk, words + r * p.sk);
+  }
+  return words;
 }
 
 // s[rows x kBlock] = (q_block k^T) * scale + mask for query rows [i0, i0 + rows) and keys
@@ -319,7 +337,7 @@ Kernel attention_typed(const Graph& graph, int32_t id) {
   int64_t q_blocks = (p.sq + kBlock - 1) / kBlock;
   // q block, k^T block, v block, scores, output rows, mask row, max, sum; the dropout's words.
   int64_t per_thread = kBlock * (p.d + p.d + p.dv + kBlock + p.dv + 3);
-  int64_t words = p.rate > 0.0 ? kBlock * p.sk + 8 : 0;
+  int64_t words = p.rate > 0.0 ? (kBlock + 1) * p.sk + 8 : 0;
   auto kept = static_cast<C>(1.0 / (1.0 - p.rate));
   int64_t thread_bytes = per_thread * static_cast<int64_t>(sizeof(C)) + words * 4;
   return {[=](const Buffers& buffers, std::byte* scratch_bytes) {
@@ -389,7 +407,7 @@ Kernel attention_grad_typed(const Graph& graph, int32_t id) {
   RowLoader<C> load_out = row_loader<C>(graph.node(out_id).dtype);
   int64_t head = p.sk * (p.d + p.d + p.dv + p.d + p.dv);  // k^T, k, v^T, dk, dv
   int64_t block = kBlock * (p.d + p.dv + p.d + p.dv + 2 * kBlock + 4);
-  int64_t words = p.rate > 0.0 ? kBlock * p.sk + 8 : 0;
+  int64_t words = p.rate > 0.0 ? (kBlock + 1) * p.sk + 8 : 0;
   auto kept = static_cast<C>(1.0 / (1.0 - p.rate));
   int64_t thread_bytes = (head + block) * static_cast<int64_t>(sizeof(C)) + words * 4;
   return {[=](const Buffers& buffers, std::byte* scratch_bytes) {
