@@ -5,8 +5,11 @@
 //
 // The backward kernel recomputes each query row's log-sum-exp (one more pass of q k^T over the
 // keys) instead of taking it from the forward kernel: a node has one result, and giving the
-// forward a second output (or packing [out | lse] into one) would cost a slice of every
-// attention output in the model for a saving of one of the backward's five block products.
+// forward a second output (or packing [out | lse] into one, with lse in f32 next to a bf16 out)
+// would cost a slice of every attention output in the model. The pass is 1 of the 8 block
+// products of a training step's attention (forward 2, backward 6; the unfused graph has 6): at
+// BERT-large's shape the fused forward + backward measured 1.13x the unfused one's CPU time in
+// f32 (tools/bench_attention.cpp), with a third of its memory.
 //
 // Operands of storage type T compute in C = Compute<T> (f32 for f32, bf16 and f16; f64 for f64):
 // bf16 values are exact in f32, so products of bf16 operands accumulated in f32 are what a bf16
