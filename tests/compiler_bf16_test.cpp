@@ -1,6 +1,6 @@
 // bf16 mixed precision: every f32 dot_general reads bf16 casts of its operands and keeps its f32
-// result, cse leaves one cast per weight, attention is decomposed so that its products go bf16
-// while its softmax stays f32, and results stay within bf16 rounding of the f32 ones on the
+// result, cse leaves one cast per weight, attention and its gradient read bf16 q, k, v (and
+// cotangent) and keep f32 results (their kernels' softmax stays f32), and results stay within bf16 rounding of the f32 ones on the
 // reference backend (which applies the policy too), on the CPU backend and on a BERT-tiny step.
 #include <cmath>
 #include <map>
@@ -85,31 +85,33 @@ TEST(CompilerBf16, ForwardAndBackwardShareOneCastOfTheWeight) {
   EXPECT_EQ(bf16_casts_of(unshared.module, unshared.module.graph->inputs()[1]), 2);
 }
 
-TEST(CompilerBf16, AttentionProductsGoBf16AndItsSoftmaxStaysF32) {
+TEST(CompilerBf16, AttentionAndItsGradientReadBf16AndGiveF32) {
   Graph graph;
   Value q = graph.input("q", DType::f32, {2, 4, 8});
   Value k = graph.input("k", DType::f32, {2, 4, 8});
   Value v = graph.input("v", DType::f32, {2, 4, 8});
   Value mask = graph.input("mask", DType::f32, {2, 1, 4});
   Value out = attention(q, k, v, mask, 0.35);
-  Program program = compile_program(graph, {out}, {}, {[](OpKind) { return true; }},
+  std::vector<Value> outputs = grad(reduce_sum(out * out), {q, k, v});
+  outputs.push_back(out);
+  Program program = compile_program(graph, outputs, {}, {[](OpKind) { return true; }},
                                     bf16_options());
   const Graph& g = *program.module.graph;
-  EXPECT_EQ(count_op(program.module, OpKind::attention), 0);
-  EXPECT_EQ(count_op(program.module, OpKind::dot_general), 2);
+  EXPECT_EQ(count_op(program.module, OpKind::attention), 1);
+  EXPECT_EQ(count_op(program.module, OpKind::attention_grad), 1);
   for (int32_t id : live_nodes(g, program.module.output_values())) {
     const Node& node = g.node(id);
-    if (node.op == OpKind::dot_general) {
-      EXPECT_EQ(node.dtype, DType::f32);
-      for (int32_t operand : node.inputs) EXPECT_EQ(g.node(operand).dtype, DType::bf16);
-    }
-    if (node.op == OpKind::exp || node.op == OpKind::reduce_sum || node.op == OpKind::reduce_max) {
-      EXPECT_EQ(node.dtype, DType::f32) << op_name(node.op);
-    }
+    if (node.op != OpKind::attention && node.op != OpKind::attention_grad) continue;
+    EXPECT_EQ(node.dtype, DType::f32);
+    // q, k, v and (for the gradient) the cotangent in bf16; the mask and the output stay f32.
+    std::vector<size_t> half = {0, 1, 2};
+    if (node.op == OpKind::attention_grad) half.push_back(5);
+    for (size_t i : half) EXPECT_EQ(g.node(node.inputs[i]).dtype, DType::bf16) << i;
+    EXPECT_EQ(g.node(node.inputs[3]).dtype, DType::f32);
   }
-  // Without bf16 the composite stays for a backend that runs it.
-  Program f32 = compile_program(graph, {out}, {}, {[](OpKind) { return true; }}, {});
-  EXPECT_EQ(count_op(f32.module, OpKind::attention), 1);
+  // Without bf16 both stay f32.
+  Program f32 = compile_program(graph, outputs, {}, {[](OpKind) { return true; }}, {});
+  for (const Node& node : f32.module.graph->nodes()) EXPECT_NE(node.dtype, DType::bf16);
 }
 
 // A small transformer-like block: products, layer norm, softmax.

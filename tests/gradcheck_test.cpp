@@ -229,6 +229,35 @@ std::vector<GradCase> all_cases() {
                                                  arg({b, h, s, d}), arg({b, 1, 1, s})};
                    },
                    [](const std::vector<Value>& a) { return attention(a[0], a[1], a[2], a[3], 0.7); }});
+  // Dropout keyed per batch row, odd query and key lengths, a causal-shaped [1, 1, Sq, Sk] mask.
+  cases.push_back({"attention_dropout", OpKind::attention,
+                   [](Rng& rng) {
+                     int64_t b = random_dim(rng, 1, 3), h = random_dim(rng, 1, 2),
+                             sq = random_dim(rng, 1, 5), sk = random_dim(rng, 2, 7),
+                             d = random_dim(rng, 1, 3);
+                     return std::vector<ArgSpec>{arg({b, h, sq, d}), arg({b, h, sk, d}),
+                                                 arg({b, h, sk, d}), arg({1, 1, sq, sk}, -2, 0)};
+                   },
+                   [](const std::vector<Value>& a) {
+                     Graph& graph = a[0].graph();
+                     Value seed = constant(graph, Tensor::scalar(DType::i64, 77));
+                     Tensor keys(DType::i64, {a[0].dim(0)});
+                     for (int64_t i = 0; i < keys.numel(); ++i) keys.set(i, 3.0 * i);
+                     AttentionDropout drop{seed, constant(graph, keys), 0.3, 4};
+                     return attention(a[0], a[1], a[2], a[3], 0.7, drop);
+                   }});
+  // Through its decomposition (second order: nothing differentiates it today, but it can be).
+  cases.push_back({"attention_grad", OpKind::attention_grad,
+                   [](Rng& rng) {
+                     int64_t b = random_dim(rng, 1, 2), s = random_dim(rng, 1, 3),
+                             d = random_dim(rng, 1, 2);
+                     Shape shape{b, 2, s, d};
+                     return std::vector<ArgSpec>{arg(shape), arg(shape), arg(shape),
+                                                 arg({b, 1, 1, s}), arg(shape), arg(shape)};
+                   },
+                   [](const std::vector<Value>& a) {
+                     return attention_grad(a[0], a[1], a[2], a[3], a[4], a[5], 0.7);
+                   }});
   cases.push_back({"dropout", OpKind::dropout,
                    [](Rng& rng) { return std::vector<ArgSpec>{arg(random_shape(rng, 1, 3))}; },
                    [](const std::vector<Value>& a) {

@@ -309,9 +309,34 @@ TEST(Composite, Attention) {
   Value kb = g.input("kb", DType::f32, {1, 3, 6, 8});
   EXPECT_EQ(error_of([&] { attention(q, kb, v, mask, 1.0); }),
             "[attention] q (2,3,4,8), k (1,3,6,8), v (2,3,6,5): batch dims differ");
-  Value mask64 = g.input("mask64", DType::f64, {2, 1, 1, 6});
-  EXPECT_EQ(error_of([&] { attention(q, k, v, mask64, 1.0); }),
+  Value int_mask = g.input("int_mask", DType::i32, {2, 1, 1, 6});
+  EXPECT_EQ(error_of([&] { attention(q, k, v, int_mask, 1.0); }),
+            "[attention] needs a floating dtype, got i32");
+  Value v64 = g.input("v64", DType::f64, {2, 3, 6, 5});
+  EXPECT_EQ(error_of([&] { attention(q, k, v64, mask, 1.0); }),
             "[attention] dtype mismatch: f32 vs f64");
+  // A mask of its own floating dtype; dropout needs its keys and a rate in [0, 1).
+  EXPECT_EQ(attention(q, k, v, g.input("mask64", DType::f64, {2, 1, 1, 6}), 1.0).dtype(),
+            DType::f32);
+  Value seed = g.input("seed", DType::i64, {});
+  Value keys = g.input("keys", DType::i64, {2});
+  Value dropped = attention(q, k, v, mask, 1.0, {seed, keys, 0.1, 3});
+  EXPECT_EQ(dropped.node().inputs.size(), 6u);
+  EXPECT_EQ(dropped.node().attr<AttentionAttrs>().stream, 3u);
+  EXPECT_EQ(error_of([&] { attention(q, k, v, mask, 1.0, {seed, keys, 1.0, 0}); }),
+            "[attention] dropout rate 1 out of range [0, 1)");
+  Value three_keys = g.input("three_keys", DType::i64, {3});
+  EXPECT_EQ(error_of([&] { attention(q, k, v, mask, 1.0, {seed, three_keys, 0.1, 0}); }),
+            "[attention] offset must be an i64 scalar or an i64 vector of one key per leading "
+            "row (2 for (2,3,4,6)), got i64(3)");
+
+  // The gradient: one flat [dq | dk | dv] of the operands' sizes; out and dout of out's shape.
+  Value dout = g.input("dout", DType::f32, {2, 3, 4, 5});
+  Value grads = attention_grad(q, k, v, mask, out, dout, 0.125);
+  EXPECT_EQ(grads.op(), OpKind::attention_grad);
+  EXPECT_EQ(grads.shape(), (Shape{2 * 3 * 4 * 8 + 2 * 3 * 6 * 8 + 2 * 3 * 6 * 5}));
+  EXPECT_EQ(error_of([&] { attention_grad(q, k, v, mask, out, q, 0.125); }),
+            "[attention_grad] output/cotangent (2,3,4,8) should be (2,3,4,5)");
 }
 
 TEST(Composite, Dropout) {

@@ -73,6 +73,8 @@ std::vector<std::string> expected_ops(OpKind kind) {
     case OpKind::gelu: return {"chlo.erf"};
     case OpKind::cross_entropy: return {"stablehlo.iota", "stablehlo.compare", "stablehlo.log"};
     case OpKind::attention: return {"stablehlo.dot_general", "stablehlo.exponential"};
+    case OpKind::attention_grad:
+      return {"stablehlo.dot_general", "stablehlo.exponential", "stablehlo.concatenate"};
     case OpKind::dropout: return {"stablehlo.xor", "stablehlo.select"};
     case OpKind::all_reduce:
       return {"stablehlo.all_reduce", "replica_groups = dense<[[0]]> : tensor<1x1xi64>"};

@@ -43,7 +43,7 @@ void expect_matches_decomposition(Value composite, const std::vector<Tensor>& ar
   }
   std::vector<Tensor> out = evaluate_reference(graph, {composite, decomposed}, arguments);
   EXPECT_EQ(out[1].dtype(), out[0].dtype());
-  double tol = tolerance(node.dtype);
+  double tol = tolerance(graph.node(node.inputs[0]).dtype);  // bf16 operands may give f32
   std::string mismatch = testing::compare_tensors(out[0], out[1], tol, tol);
   EXPECT_TRUE(mismatch.empty()) << op_name(node.op) << " " << dtype_name(node.dtype)
                                 << shape_str(node.shape) << ": " << mismatch;
@@ -137,6 +137,40 @@ TEST(ReferenceComposite, Attention) {
                                        testing::random_tensor(rng, dtype, c.v), tmask};
       double scale = 1.0 / std::sqrt(static_cast<double>(c.q.back()));
       expect_matches_decomposition(attention(q, k, v, mask, scale), arguments);
+    }
+  }
+}
+
+// Attention's dropout keyed by one key and by one key per leading row, and its gradient op (on a
+// random output and cotangent: kernel and decomposition read them alike); bf16 operands also with
+// f32 results, as the bf16 pass builds them.
+TEST(ReferenceComposite, AttentionDropoutAndGradient) {
+  std::mt19937_64 rng(8);
+  Shape qs{2, 3, 5, 4}, ks{2, 3, 7, 4}, vs{2, 3, 7, 3}, ms{2, 1, 1, 7}, os{2, 3, 5, 3};
+  for (DType dtype : kDTypes) {
+    for (bool row_keys : {false, true}) {
+      Graph g;
+      Value q = g.input("q", dtype, qs), k = g.input("k", dtype, ks), v = g.input("v", dtype, vs);
+      Value mask = g.input("mask", DType::f32, ms);
+      Value out = g.input("out", dtype, os), dout = g.input("dout", dtype, os);
+      Value seed = g.input("seed", DType::i64, {});
+      Value offset = g.input("offset", DType::i64, row_keys ? Shape{2} : Shape{});
+      std::vector<Tensor> arguments = {
+          testing::random_tensor(rng, dtype, qs), testing::random_tensor(rng, dtype, ks),
+          testing::random_tensor(rng, dtype, vs),
+          testing::random_tensor(rng, DType::f32, ms, -3.0, 0.0),
+          testing::random_tensor(rng, dtype, os), testing::random_tensor(rng, dtype, os),
+          Tensor::scalar(DType::i64, 77),
+          row_keys ? Tensor::from_doubles(DType::i64, {2}, {3, 11})
+                   : Tensor::scalar(DType::i64, 5)};
+      AttentionDropout drop{seed, offset, 0.3, 9};
+      std::vector<std::optional<DType>> results = {std::nullopt};
+      if (dtype == DType::bf16) results.push_back(DType::f32);
+      for (std::optional<DType> result : results) {
+        expect_matches_decomposition(attention(q, k, v, mask, 0.5, drop, result), arguments);
+        expect_matches_decomposition(
+            attention_grad(q, k, v, mask, out, dout, 0.5, drop, result), arguments);
+      }
     }
   }
 }

@@ -204,10 +204,48 @@ Outputs cross_entropies(Feeds& in, DType d) {
           cross_entropy(logits, in.integers(DType::i32, {6}, 0, 10))};
 }
 
+// Shapes for attention: small ones with a full-size mask; ones past the fused kernels' 64-row
+// blocks (a tail of queries and of keys) with a per-batch padding mask of f32 whatever the
+// operands' dtype, and dropout keyed per batch row; and ones without batch dims, with dropout.
+struct AttentionOperands {
+  Value q, k, v, mask;
+  AttentionDropout dropout;
+};
+
+std::vector<AttentionOperands> attention_operands(Feeds& in, DType d) {
+  AttentionOperands small{in.any(d, {2, 3, 4, 8}), in.any(d, {2, 3, 5, 8}),
+                          in.any(d, {2, 3, 5, 6}), in.any(d, {2, 1, 4, 5}), {}};
+  Value seed = in.scalar(DType::i64, 42);
+  Value offset = in.integers(DType::i64, {2}, 0, 5);
+  AttentionOperands blocked{in.any(d, {2, 2, 67, 16}), in.any(d, {2, 2, 70, 16}),
+                            in.any(d, {2, 2, 70, 12}), in.any(DType::f32, {2, 1, 1, 70}, -3, 0),
+                            {seed, offset, 0.25, 5}};
+  // Without batch dims the scores' leading rows are the queries: a key per query row.
+  AttentionOperands unbatched{in.any(d, {5, 8}), in.any(d, {6, 8}), in.any(d, {6, 4}),
+                              in.any(d, {5, 6}, -3, 0), {seed, in.integers(DType::i64, {5}, 0, 9),
+                                                         0.4, 1}};
+  return {small, blocked, unbatched};
+}
+
 Outputs attentions(Feeds& in, DType d) {
-  Value q = in.any(d, {2, 3, 4, 8}), k = in.any(d, {2, 3, 5, 8});
-  Value v = in.any(d, {2, 3, 5, 6}), mask = in.any(d, {2, 1, 4, 5});
-  return {attention(q, k, v, mask, 0.35)};
+  Outputs out;
+  for (const AttentionOperands& a : attention_operands(in, d)) {
+    out.push_back(attention(a.q, a.k, a.v, a.mask, 0.35, a.dropout));
+  }
+  return out;
+}
+
+// With out = attention(...) and a random cotangent in [-0.25, 0.25): bf16's absolute tolerance
+// then covers the bf16 rounding of the score gradients before their products (a decomposition
+// rounds them as the kernel does, the reference does not).
+Outputs attention_grads(Feeds& in, DType d) {
+  Outputs grads;
+  for (const AttentionOperands& a : attention_operands(in, d)) {
+    Value out = attention(a.q, a.k, a.v, a.mask, 0.35, a.dropout);
+    Value dout = in.any(d, out.shape(), -0.25, 0.25);
+    grads.push_back(attention_grad(a.q, a.k, a.v, a.mask, out, dout, 0.35, a.dropout));
+  }
+  return grads;
 }
 
 Outputs dropouts(Feeds& in, DType d) {
@@ -274,6 +312,7 @@ std::map<OpKind, OpCase> op_cases() {
       {OpKind::gelu, {kFloat, gelus}},
       {OpKind::cross_entropy, {kFloat, cross_entropies}},
       {OpKind::attention, {kFloat, attentions}},
+      {OpKind::attention_grad, {kFloat, attention_grads}},
       {OpKind::dropout, {kFloat, dropouts}},
       {OpKind::all_reduce, {kNumeric, all_reduces}},
   };

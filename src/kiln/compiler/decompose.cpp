@@ -1,6 +1,5 @@
-// Composites the backend runs without a kernel of its own become their decompositions; with bf16
-// mixed precision, attention too, so that the bf16 pass reaches its two inner products (its
-// softmax stays f32).
+// Composites the backend runs without a kernel of its own become their decompositions (attention
+// stays under bf16 too: the bf16 pass casts its operands, as it casts a dot_general's).
 #include "kiln/compiler/passes.h"
 
 #include "kiln/ir/op_registry.h"
@@ -14,8 +13,7 @@ Module decompose_composites(const Module& module, const BackendCapabilities& cap
     const OpInfo& info = op_info(node.op);
     bool decompose = info.category == OpCategory::composite &&
                      (options.decompose_composites || !capabilities.runs_composite ||
-                      !capabilities.runs_composite(node.op) ||
-                      (options.bf16 && node.op == OpKind::attention));
+                      !capabilities.runs_composite(node.op));
     return decompose ? info.decompose(node, operands) : Value();
   });
 }

@@ -83,6 +83,8 @@ void hash_attrs(Fnv1a& hash, const Attrs& attrs, int64_t argument) {
           hash.i64(a.ignore_index);
         } else if constexpr (std::is_same_v<A, AttentionAttrs>) {
           hash.f64(a.scale);
+          hash.f64(a.dropout_rate);
+          hash.u64(a.stream);
         } else if constexpr (std::is_same_v<A, DropoutAttrs>) {
           hash.f64(a.rate);
           hash.u64(a.stream);

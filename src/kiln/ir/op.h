@@ -155,8 +155,12 @@ struct CrossEntropyAttrs {
 };
 
 // softmax(q k^T * scale + mask) v; mask is additive, same rank as the scores, dims 1 or equal.
+// With dropout_rate > 0 the probabilities go through dropout (stream `stream` of the seed and
+// offset operands) before the product with v. attention_grad carries the forward's attributes.
 struct AttentionAttrs {
   double scale = 1.0;
+  double dropout_rate = 0.0;
+  uint32_t stream = 0;
 
   bool operator==(const AttentionAttrs&) const = default;
 };

@@ -9,8 +9,8 @@
 //   collective combines the values of every replica of a data-parallel program: a barrier that
 //              passes never fold, fuse or reorder among collectives (every replica must meet
 //              the same collectives in the same order)
-// Gradient: vjp = a VJP rule beside the builder (softmax's and cross_entropy's beside their
-// decompositions); novjp = none (sources, integer/bool results, and the other composites, which
+// Gradient: vjp = a VJP rule beside the builder (softmax's, cross_entropy's and attention's beside
+// their decompositions); novjp = none (sources, integer/bool results, and the other composites, which
 // autodiff differentiates through their decomposition).
 #pragma once
 
@@ -58,6 +58,7 @@
   X(layer_norm, composite, novjp) \
   X(gelu, composite, novjp)       \
   X(cross_entropy, composite, vjp)\
-  X(attention, composite, novjp)  \
+  X(attention, composite, vjp)    \
+  X(attention_grad, composite, novjp) \
   X(dropout, composite, novjp)    \
   X(all_reduce, collective, vjp)

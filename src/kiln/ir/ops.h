@@ -116,9 +116,27 @@ Value layer_norm(Value x, Value gamma, Value beta, double eps);
 Value gelu(Value x);
 // logits [N, C] (floating), labels [N] (i32/i64) -> scalar mean over labels != ignore_index.
 Value cross_entropy(Value logits, Value labels, int64_t ignore_index = -100);
-// q [..., Sq, D], k [..., Sk, D], v [..., Sk, Dv], mask additive with the scores' rank (dims 1 or
-// equal to [..., Sq, Sk]) -> [..., Sq, Dv].
-Value attention(Value q, Value k, Value v, Value mask, double scale);
+// Dropout on attention's probabilities, keyed as the dropout op keys its bits: the element
+// (..., i, j) of the probabilities is dropped exactly when dropout(probs, seed, offset, rate,
+// stream) would drop it. Rate 0 (the default): no dropout, no keys needed.
+struct AttentionDropout {
+  Value seed, offset;
+  double rate = 0.0;
+  uint32_t stream = 0;
+};
+// q [..., Sq, D], k [..., Sk, D], v [..., Sk, Dv] of one dtype, mask additive of any floating
+// dtype with the scores' rank (dims 1 or equal to [..., Sq, Sk]) -> [..., Sq, Dv]:
+// dropout(softmax(q k^T * scale + mask)) v. The output dtype defaults to q's (bf16 operands may
+// ask for f32: bf16 products accumulated in f32, as dot_general).
+Value attention(Value q, Value k, Value v, Value mask, double scale,
+                const AttentionDropout& dropout = {},
+                std::optional<DType> out_dtype = std::nullopt);
+// The gradient of attention(q, k, v, mask, scale, dropout) given its output `out` and the
+// output's cotangent `dout` (q's dtype), as one flat vector [dq | dk | dv] (the IR has one result
+// per node; attention's VJP slices it). Output dtype as for attention.
+Value attention_grad(Value q, Value k, Value v, Value mask, Value out, Value dout, double scale,
+                     const AttentionDropout& dropout = {},
+                     std::optional<DType> out_dtype = std::nullopt);
 // rate in [0, 1); rate 0 returns x itself. seed: an i64 scalar; offset: an i64 scalar, or an i64
 // vector of x.dim(0) keys so that each leading row's mask depends on its own key (random_bits).
 Value dropout(Value x, Value seed, Value offset, double rate, uint32_t stream);

@@ -65,24 +65,28 @@ Value cross_entropy(Value logits, Value labels, int64_t ignore_index) {
                        logits.dtype(), {});
 }
 
-Value attention(Value q, Value k, Value v, Value mask, double scale) {
-  detail::check_operands({q, k, v, mask}, "attention");
-  detail::check_floating(q, "attention");
-  for (Value x : {k, v, mask}) detail::check_same_dtype(q, x, "attention");
+namespace {
+
+// Checks attention's operands; returns the scores' shape [..., Sq, Sk].
+Shape check_attention(Value q, Value k, Value v, Value mask, double scale,
+                      const AttentionDropout& dropout, const char* where) {
+  detail::check_operands({q, k, v, mask}, where);
+  detail::check_floating(q, where);
+  detail::check_floating(mask, where);
+  for (Value x : {k, v}) detail::check_same_dtype(q, x, where);
   auto shapes = [&] {
     return "q " + shape_str(q.shape()) + ", k " + shape_str(k.shape()) + ", v " +
            shape_str(v.shape()) + ": ";
   };
-  check(q.rank() >= 2 && k.rank() == q.rank() && v.rank() == q.rank(), "attention", shapes(),
+  check(q.rank() >= 2 && k.rank() == q.rank() && v.rank() == q.rank(), where, shapes(),
         "q, k and v need the same rank >= 2");
   Shape batch(q.shape().begin(), q.shape().end() - 2);
   check(Shape(k.shape().begin(), k.shape().end() - 2) == batch &&
             Shape(v.shape().begin(), v.shape().end() - 2) == batch,
-        "attention", shapes(), "batch dims differ");
-  check(k.dim(-1) == q.dim(-1), "attention", shapes(), "head dims ", q.dim(-1), " vs ", k.dim(-1));
-  check(v.dim(-2) == k.dim(-2), "attention", shapes(), "key lengths ", k.dim(-2), " vs ",
-        v.dim(-2));
-  check(std::isfinite(scale), "attention", "scale ", scale, " is not finite");
+        where, shapes(), "batch dims differ");
+  check(k.dim(-1) == q.dim(-1), where, shapes(), "head dims ", q.dim(-1), " vs ", k.dim(-1));
+  check(v.dim(-2) == k.dim(-2), where, shapes(), "key lengths ", k.dim(-2), " vs ", v.dim(-2));
+  check(std::isfinite(scale), where, "scale ", scale, " is not finite");
 
   Shape scores = batch;
   scores.push_back(q.dim(-2));
@@ -91,14 +95,69 @@ Value attention(Value q, Value k, Value v, Value mask, double scale) {
   for (size_t i = 0; mask_fits && i < scores.size(); ++i) {
     mask_fits = mask.shape()[i] == 1 || mask.shape()[i] == scores[i];
   }
-  check(mask_fits, "attention", "mask ", shape_str(mask.shape()), " does not fit the scores ",
+  check(mask_fits, where, "mask ", shape_str(mask.shape()), " does not fit the scores ",
         shape_str(scores));
+  check(dropout.rate >= 0.0 && dropout.rate < 1.0, where, "dropout rate ", dropout.rate,
+        " out of range [0, 1)");
+  if (dropout.rate > 0.0) {
+    detail::check_operands({dropout.seed, dropout.offset}, where);
+    check(dropout.seed.dtype() == DType::i64 && dropout.seed.rank() == 0, where,
+          "dropout seed must be an i64 scalar, got ", detail::type_str(dropout.seed));
+    detail::check_random_offset(dropout.offset, scores, where);
+  }
+  return scores;
+}
 
-  Shape out = batch;
-  out.push_back(q.dim(-2));
+DType attention_out_dtype(Value q, std::optional<DType> out_dtype, const char* where) {
+  DType result = out_dtype.value_or(q.dtype());
+  check(is_floating(result), where, "output dtype ", dtype_name(result), " for ",
+        dtype_name(q.dtype()), " operands");
+  return result;
+}
+
+// The operands of an attention node: the given ones, then the dropout keys when it drops.
+std::vector<Value> with_keys(std::vector<Value> operands, const AttentionDropout& dropout) {
+  if (dropout.rate > 0.0) {
+    operands.push_back(dropout.seed);
+    operands.push_back(dropout.offset);
+  }
+  return operands;
+}
+
+AttentionAttrs attention_attrs(double scale, const AttentionDropout& dropout) {
+  return dropout.rate > 0.0 ? AttentionAttrs{scale, dropout.rate, dropout.stream}
+                            : AttentionAttrs{scale};
+}
+
+}  // namespace
+
+Value attention(Value q, Value k, Value v, Value mask, double scale,
+                const AttentionDropout& dropout, std::optional<DType> out_dtype) {
+  check_attention(q, k, v, mask, scale, dropout, "attention");
+  DType result = attention_out_dtype(q, out_dtype, "attention");
+  Shape out(q.shape().begin(), q.shape().end() - 1);
   out.push_back(v.dim(-1));
-  return add_composite(OpKind::attention, {q, k, v, mask}, AttentionAttrs{scale}, q.dtype(),
-                       std::move(out));
+  return add_composite(OpKind::attention, with_keys({q, k, v, mask}, dropout),
+                       attention_attrs(scale, dropout), result, std::move(out));
+}
+
+Value attention_grad(Value q, Value k, Value v, Value mask, Value out, Value dout, double scale,
+                     const AttentionDropout& dropout, std::optional<DType> out_dtype) {
+  const char* where = "attention_grad";
+  check_attention(q, k, v, mask, scale, dropout, where);
+  detail::check_operands({out, dout}, where);
+  detail::check_floating(out, where);
+  detail::check_same_dtype(q, dout, where);
+  Shape out_shape(q.shape().begin(), q.shape().end() - 1);
+  out_shape.push_back(v.dim(-1));
+  for (Value x : {out, dout}) {
+    check(x.shape() == out_shape, where, "output/cotangent ", shape_str(x.shape()),
+          " should be ", shape_str(out_shape));
+  }
+  DType result = attention_out_dtype(q, out_dtype, where);
+  return add_composite(OpKind::attention_grad, with_keys({q, k, v, mask, out, dout}, dropout),
+                       attention_attrs(scale, dropout), result,
+                       {q.numel() + k.numel() + v.numel()});
 }
 
 Value dropout(Value x, Value seed, Value offset, double rate, uint32_t stream) {

@@ -38,6 +38,63 @@ Axes leading_axes(int64_t count) {
   return axes;
 }
 
+// x with dropout: keep = bits >= threshold, threshold = min(floor(rate * 2^32), 2^32 - 1); kept
+// values times 1 / (1 - rate), as torch scales (its gradient multiplies too). The offset, one
+// key or one per leading row, keys the bits as it keys random_bits.
+Value drop(Value x, Value seed, Value offset, double rate, uint32_t stream) {
+  Value bits = random_bits(seed, offset, x.shape(), stream);
+  double threshold = std::min(std::floor(rate * 4294967296.0), 4294967295.0);
+  Value keep = ge(bits, scalar_like(bits, threshold));
+  return select(keep, x * (1.0 / (1.0 - rate)), scalar_like(x, 0.0));
+}
+
+// Attention's dropout on x of the scores' shape (the identity without one): the node's keys are
+// its last two operands.
+Value attention_drop(const Node& node, std::span<const Value> inputs, Value x) {
+  const auto& attrs = node.attr<AttentionAttrs>();
+  if (attrs.dropout_rate == 0.0) return x;
+  return drop(x, inputs[inputs.size() - 2], inputs.back(), attrs.dropout_rate, attrs.stream);
+}
+
+// softmax(q k^T * scale + mask) in f32 (f64 for f64 operands), before dropout.
+Value attention_probs(const Node& node, std::span<const Value> inputs) {
+  Value q = inputs[0], k = inputs[1], mask = inputs[3];
+  int64_t rank = q.rank();
+  Axes batch = leading_axes(rank - 2);
+  Value scores = dot_general(q, k, DotAttrs{batch, batch, {rank - 1}, {rank - 1}},
+                             compute_dtype(q.dtype()));
+  Value shifted = scores * node.attr<AttentionAttrs>().scale + narrow(mask, scores.dtype());
+  return stable_softmax(shifted, rank - 1);
+}
+
+// a b over the batch dims, contracting a's axis a_contract with b's b_contract: a rounded to
+// `dtype` (the operands' dtype) first, accumulated in f32 for half dtypes.
+Value attention_product(DType dtype, Value a, Value b, int64_t a_contract, int64_t b_contract) {
+  Axes batch = leading_axes(b.rank() - 2);
+  return dot_general(narrow(a, dtype), b, DotAttrs{batch, batch, {a_contract}, {b_contract}},
+                     compute_dtype(dtype));
+}
+
+struct AttentionBackward {
+  Value probs;    // P, before dropout
+  Value dbiased;  // d loss / d (q k^T * scale + mask) = P (dP Z - rowsum(dO out))
+};
+
+// The backward of attention's softmax given its output `out` and cotangent `dout`, from core ops
+// on the [..., Sq, Sk] scores (f32 for half operands); `inputs` are the node's operands.
+AttentionBackward attention_backward(const Node& node, std::span<const Value> inputs, Value out,
+                                     Value dout) {
+  Value q = inputs[0], v = inputs[2];
+  int64_t rank = q.rank();
+  DType accumulate = compute_dtype(q.dtype());
+  Value probs = attention_probs(node, inputs);
+  Value dprobs = attention_drop(node, inputs,
+                                attention_product(q.dtype(), dout, v, rank - 1, rank - 1));
+  Value row_dot = reduce_sum(narrow(widen(dout), accumulate) * narrow(widen(out), accumulate),
+                             {rank - 1}, true);
+  return {probs, probs * (dprobs - row_dot)};
+}
+
 }  // namespace
 
 namespace rules {
@@ -89,28 +146,66 @@ Value decompose_cross_entropy(const Node& node, std::span<const Value> inputs) {
 // Both products accumulate in f32 for half inputs; the probabilities are rounded to the input
 // dtype before the second product, as a fused kernel feeding a half matmul would.
 Value decompose_attention(const Node& node, std::span<const Value> inputs) {
-  double scale = node.attr<AttentionAttrs>().scale;
-  Value q = inputs[0], k = inputs[1], v = inputs[2], mask = inputs[3];
-  int64_t rank = q.rank();
-  Axes batch = leading_axes(rank - 2);
-  DType accumulate = compute_dtype(q.dtype());
-  Value scores = dot_general(q, k, DotAttrs{batch, batch, {rank - 1}, {rank - 1}}, accumulate);
-  Value probs = stable_softmax(scores * scale + widen(mask), rank - 1);
-  Value out = dot_general(narrow(probs, q.dtype()), v,
-                          DotAttrs{batch, batch, {rank - 1}, {rank - 2}}, accumulate);
+  Value q = inputs[0];
+  Value probs = attention_drop(node, inputs, attention_probs(node, inputs));
+  Value out = attention_product(q.dtype(), probs, inputs[2], q.rank() - 1, q.rank() - 2);
   return narrow(out, node.dtype);
 }
 
-// keep = bits >= threshold, threshold = min(floor(rate * 2^32), 2^32 - 1); kept values scaled.
-// The offset, one key or one per leading row, keys the bits as it keys random_bits.
+// With P the probabilities, Z the dropout's scaled keep mask and dO the cotangent:
+// dV = (P Z)^T dO, dP = (dO V^T) Z, dS = P (dP - rowsum(dO out)) * scale (rowsum(dP P) equals
+// rowsum(dO out)), dQ = dS K, dK = dS^T Q; products in the operands' dtype as in the forward.
+Value decompose_attention_grad(const Node& node, std::span<const Value> inputs) {
+  Value q = inputs[0], k = inputs[1], dout = inputs[5];
+  int64_t rank = q.rank();
+  AttentionBackward back = attention_backward(node, inputs, inputs[4], dout);
+  Value dv = attention_product(q.dtype(), attention_drop(node, inputs, back.probs), dout, rank - 2,
+                               rank - 2);
+  Value dscores = back.dbiased * node.attr<AttentionAttrs>().scale;
+  Value dq = attention_product(q.dtype(), dscores, k, rank - 1, rank - 2);
+  Value dk = attention_product(q.dtype(), dscores, q, rank - 2, rank - 2);
+  std::vector<Value> flat;
+  for (Value grad : {dq, dk, dv}) flat.push_back(reshape(grad, {grad.numel()}));
+  return narrow(concat(flat, 0), node.dtype);
+}
+
 Value decompose_dropout(const Node& node, std::span<const Value> inputs) {
   const auto& attrs = node.attr<DropoutAttrs>();
-  Value x = widen(inputs[0]);
-  Value bits = random_bits(inputs[1], inputs[2], x.shape(), attrs.stream);
-  double threshold = std::min(std::floor(attrs.rate * 4294967296.0), 4294967295.0);
-  Value keep = ge(bits, scalar_like(bits, threshold));
-  // Times 1 / (1 - rate), as torch scales (and its gradient multiplies instead of dividing).
-  return narrow(select(keep, x * (1.0 / (1.0 - attrs.rate)), scalar_like(x, 0.0)), node.dtype);
+  return narrow(drop(widen(inputs[0]), inputs[1], inputs[2], attrs.rate, attrs.stream),
+                node.dtype);
+}
+
+// The fused gradient (attention_grad) sliced into dq, dk and dv: one kernel recomputes the
+// probabilities block by block instead of keeping the [..., Sq, Sk] probabilities and dropout
+// mask of the forward pass alive until the backward one.
+std::vector<Value> vjp_attention(const VjpArgs& args) {
+  const auto& attrs = args.node.attr<AttentionAttrs>();
+  std::span<const Value> in = args.inputs;
+  Value q = in[0], k = in[1], v = in[2];
+  AttentionDropout dropout;
+  if (attrs.dropout_rate > 0.0) dropout = {in[4], in[5], attrs.dropout_rate, attrs.stream};
+  Value dout = args.cotangent;
+  if (dout.dtype() != q.dtype()) dout = cast(dout, q.dtype());
+  Value grads = attention_grad(q, k, v, in[3], args.output, dout, attrs.scale, dropout);
+  std::vector<Value> result(in.size());
+  int64_t start = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    int64_t size = in[i].numel();
+    result[i] = reshape(slice(grads, {start}, {start + size}), in[i].shape());
+    start += size;
+  }
+  // The mask's gradient from core ops, summed over the dims the mask broadcasts along. A padding
+  // or causal mask depends on no parameter: nothing reads this [..., Sq, Sk] value then, and
+  // dead-code elimination drops it (attention_fused_test checks a training graph for that).
+  Value mask = in[3];
+  Value dbiased = attention_backward(args.node, in, args.output, dout).dbiased;
+  Axes broadcast;
+  for (int64_t i = 0; i < mask.rank(); ++i) {
+    if (mask.dim(i) == 1 && dbiased.dim(i) != 1) broadcast.push_back(i);
+  }
+  if (!broadcast.empty()) dbiased = reduce_sum(dbiased, broadcast, true);
+  result[3] = narrow(dbiased, mask.dtype());
+  return result;
 }
 
 // dx = y (dy - sum(dy y)) from the softmax's own output y: the backward pass reuses the forward

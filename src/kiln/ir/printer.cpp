@@ -97,6 +97,10 @@ std::vector<std::string> attr_fields(const Attrs& attrs) {
           add("ignore_index", a.ignore_index);
         } else if constexpr (std::is_same_v<A, AttentionAttrs>) {
           add("scale", a.scale);
+          if (a.dropout_rate > 0.0) {
+            add("dropout_rate", a.dropout_rate);
+            add("stream", a.stream);
+          }
         } else if constexpr (std::is_same_v<A, DropoutAttrs>) {
           add("rate", a.rate);
           add("stream", a.stream);

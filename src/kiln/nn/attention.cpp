@@ -52,15 +52,9 @@ Value multi_head_attention(Value q, Value k, Value v, Value mask, int64_t heads,
     check(x.rank() == 3 && heads > 0 && x.dim(2) % heads == 0, "multi_head_attention", "input ",
           shape_str(x.shape()), " is no [batch, seq, heads * head_size] for ", heads, " heads");
   }
-  q = split_heads(q, heads);
-  k = split_heads(k, heads);
-  v = split_heads(v, heads);
-  if (!dropout.training()) return merge_heads(attention(q, k, v, mask, scale));
-  DotAttrs qk{.lhs_batch = {0, 1}, .rhs_batch = {0, 1}, .lhs_contract = {3}, .rhs_contract = {3}};
-  Value probs = softmax(dot_general(q, k, qk) * scale + mask, -1);
-  probs = dropout(probs, dropout_rate);
-  DotAttrs pv{.lhs_batch = {0, 1}, .rhs_batch = {0, 1}, .lhs_contract = {3}, .rhs_contract = {2}};
-  return merge_heads(dot_general(probs, v, pv));
+  Value out = attention(split_heads(q, heads), split_heads(k, heads), split_heads(v, heads), mask,
+                        scale, dropout.attention_site(dropout_rate));
+  return merge_heads(out);
 }
 
 Value additive_attention_mask(Value allowed, DType dtype) {

@@ -14,8 +14,8 @@ Value extended_attention_mask(Value attention_mask, DType dtype);
 // q, k, v [batch, seq, heads * head_size] (projections done), mask additive [batch, 1, 1, seq]
 // (or any shape that fits [batch, heads, seq, seq]) -> [batch, seq, heads * head_size]:
 // softmax(q k^T * scale + mask) with dropout on the probabilities, times v, heads merged back.
-// In evaluation the attention composite computes it; in training the softmax is spelled out so
-// that the probabilities go through dropout (one stream).
+// One attention op in training and evaluation: its dropout (one stream of `dropout`) is drawn
+// inside it, so neither the probabilities nor their mask are kept for the backward pass.
 Value multi_head_attention(Value q, Value k, Value v, Value mask, int64_t heads, double scale,
                            double dropout_rate, DropoutContext& dropout);
 

@@ -17,4 +17,10 @@ Value DropoutContext::operator()(Value x, double rate) {
   return dropout(x, seed_, offset_, rate, stream);
 }
 
+AttentionDropout DropoutContext::attention_site(double rate) {
+  uint32_t stream = next_stream_++;
+  if (!training() || rate == 0.0) return {};
+  return {seed_, offset_, rate, stream};
+}
+
 }  // namespace kiln

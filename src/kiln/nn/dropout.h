@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "kiln/ir/graph.h"
+#include "kiln/ir/ops.h"
 
 namespace kiln {
 
@@ -30,6 +30,9 @@ class DropoutContext {
   // Dropout of x at the next site; the identity when not training. Every call takes a stream,
   // whatever its rate, so a site keeps its stream when another site's rate changes.
   Value operator()(Value x, double rate);
+  // The next site for an op that drops inside itself (attention): its keys and stream, rate 0
+  // when not training. Takes a stream as operator() does.
+  AttentionDropout attention_site(double rate);
 
  private:
   Value seed_, offset_;

@@ -142,61 +142,6 @@ Tensor kernel_cross_entropy(const Node& node, Operands operands) {
   return out;
 }
 
-// For each batch index and query row: scores over the keys, softmax, then the weighted sum of
-// the value rows. The mask is read with stride 0 along its size-1 dims.
-Tensor kernel_attention(const Node& node, Operands operands) {
-  const Tensor& q_tensor = operands[0];
-  const Tensor& k_tensor = operands[1];
-  const Tensor& v_tensor = operands[2];
-  const Tensor& mask_tensor = operands[3];
-  double scale = node.attr<AttentionAttrs>().scale;
-  size_t rank = q_tensor.shape().size();
-  Shape batch_shape(q_tensor.shape().begin(), q_tensor.shape().end() - 2);
-  for (const Tensor* t : {&k_tensor, &v_tensor}) {
-    check(Shape(t->shape().begin(), t->shape().end() - 2) == batch_shape, "attention",
-          "batch dims of q ", shape_str(q_tensor.shape()), " and ", shape_str(t->shape()),
-          " differ");
-  }
-  int64_t sq = q_tensor.shape()[rank - 2], d = q_tensor.shape()[rank - 1];
-  int64_t sk = k_tensor.shape()[rank - 2], dv = v_tensor.shape()[rank - 1];
-  std::vector<int64_t> mask_strides = shape_strides(mask_tensor.shape());
-  for (size_t i = 0; i < rank; ++i) {
-    if (mask_tensor.shape()[i] == 1) mask_strides[i] = 0;
-  }
-  std::vector<double> q = widen_all(node, q_tensor), k = widen_all(node, k_tensor);
-  std::vector<double> v = widen_all(node, v_tensor), mask = widen_all(node, mask_tensor);
-
-  std::vector<double> out(static_cast<size_t>(shape_numel(node.shape)));
-  std::vector<double> scores(static_cast<size_t>(sk));
-  std::vector<int64_t> batch_index(batch_shape.size(), 0);
-  for (int64_t b = 0; b < shape_numel(batch_shape); ++b, next_index(batch_index, batch_shape)) {
-    int64_t mask_base = 0;
-    for (size_t i = 0; i < batch_index.size(); ++i) mask_base += batch_index[i] * mask_strides[i];
-    for (int64_t i = 0; i < sq; ++i) {
-      const double* q_row = q.data() + (b * sq + i) * d;
-      for (int64_t j = 0; j < sk; ++j) {
-        const double* k_row = k.data() + (b * sk + j) * d;
-        double dot = 0.0;
-        for (int64_t e = 0; e < d; ++e) dot += q_row[e] * k_row[e];
-        double bias = mask[static_cast<size_t>(mask_base + i * mask_strides[rank - 2] +
-                                               j * mask_strides[rank - 1])];
-        scores[static_cast<size_t>(j)] = dot * scale + bias;
-      }
-      double lse = log_sum_exp(scores.data(), scores.size());
-      // Each output element sums over the keys in order, as a per-element loop would.
-      double* out_row = out.data() + (b * sq + i) * dv;
-      for (int64_t j = 0; j < sk; ++j) {
-        double p = std::exp(scores[static_cast<size_t>(j)] - lse);
-        const double* v_row = v.data() + (b * sk + j) * dv;
-        for (int64_t e = 0; e < dv; ++e) out_row[e] += p * v_row[e];
-      }
-    }
-  }
-  Tensor result(q_tensor.dtype(), node.shape);
-  narrow_all(node, out, result);
-  return result;
-}
-
 // keep = bits >= threshold, threshold = min(floor(rate * 2^32), 2^32 - 1); kept values are
 // scaled by 1 / (1 - rate), dropped ones are 0.
 Tensor kernel_dropout(const Node& node, Operands operands) {

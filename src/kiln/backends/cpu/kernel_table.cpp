@@ -21,10 +21,11 @@ KernelMaker kernel_maker(OpKind kind) {
     case OpKind::log_softmax: return make_log_softmax;
     case OpKind::layer_norm: return make_layer_norm;
     case OpKind::cross_entropy: return make_cross_entropy;
+    case OpKind::attention: return make_attention;
+    case OpKind::attention_grad: return make_attention_grad;
     case OpKind::all_reduce: return make_all_reduce;
-    // No kernel: buffers of their own (input, constant), an alias (reshape), or a decomposition
-    // whose matrix multiplies are already oneDNN's (attention).
-    case OpKind::input: case OpKind::constant: case OpKind::reshape: case OpKind::attention:
+    // No kernel: buffers of their own (input, constant) or an alias (reshape).
+    case OpKind::input: case OpKind::constant: case OpKind::reshape:
       return nullptr;
     default:  // elementwise and the computed sources iota and random_bits: loop kernels
       return nullptr;

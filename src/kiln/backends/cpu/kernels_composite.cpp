@@ -1,7 +1,6 @@
 // Direct CPU kernels of the composites worth one pass over memory instead of their decomposition's
 // chain of ops: softmax, log_softmax, layer_norm and cross_entropy (gelu and dropout are
-// elementwise: loop kernels; attention runs through its decomposition, whose matrix multiplies are
-// oneDNN's). Values compute in float,
+// elementwise: loop kernels; attention has a file of its own). Values compute in float,
 // sums of many terms (softmax denominators, layer-norm statistics, the loss) in double.
 #include <omp.h>
 
