@@ -20,6 +20,7 @@
 #include "kiln/runtime/cpu_peak.h"
 #include "kiln/runtime/disk_cache.h"
 #include "kiln/train/dropout_keys.h"
+#include "kiln/train/step_memory.h"
 #include "kiln/train/train_step.h"
 
 namespace kiln::cli {
@@ -32,6 +33,7 @@ struct BenchOptions {
   int64_t steps = 10;
   int64_t warmup = 3;
   std::string dtype = "fp32";
+  bool gradient_checkpointing = false;
   std::string device = "cpu";
   std::string pjrt_plugin;
   int64_t num_devices = 1;  // replicas per process, each with a batch of `batch` rows
@@ -73,6 +75,16 @@ TensorMap synthetic_batch(const BenchOptions& options, const BertConfig& config)
           {"dropout_seed", Tensor::scalar(DType::i64, static_cast<double>(options.seed))}};
 }
 
+// The initial weights from a graph of their own, so that nothing else holds them once the step's
+// state has its copy and the map is cleared: host copies would count in the peak RSS.
+TensorMap initial_weights(const BertConfig& config, int64_t seed) {
+  Graph graph;
+  BertBuildOptions build{.batch_size = 1, .seq_len = 1, .with_labels = false};
+  BertClassifier model = bert_for_sequence_classification(graph, config, build);
+  model.params.initialize(seed);
+  return model.params.state_dict();
+}
+
 void run_bench(const BenchOptions& options) {
   check(options.dtype == "fp32" || options.dtype == "bf16", "--dtype", "'", options.dtype,
         "' is not one of: fp32, bf16");
@@ -93,10 +105,10 @@ void run_bench(const BenchOptions& options) {
   Graph graph;
   BertBuildOptions build{.batch_size = options.batch, .seq_len = options.seq, .training = true};
   BertClassifier model = bert_for_sequence_classification(graph, config, build);
-  model.params.initialize(options.seed);
   TrainStepConfig step_config;
   step_config.optimizer.weight_decay = kWeightDecay;
   step_config.compile.bf16 = options.dtype == "bf16";
+  step_config.compile.gradient_checkpointing = options.gradient_checkpointing;
   const auto replicas = static_cast<int>(options.num_devices);
   step_config.replicas = replicas;
   // Under mpirun every process runs `replicas` replicas of one data-parallel step.
@@ -109,7 +121,7 @@ void run_bench(const BenchOptions& options) {
   Value loss_count = full(graph, static_cast<double>(options.batch), DType::f32, {});
   TrainStep step(graph, model.loss, params, std::vector<bool>(params.size(), true), step_config,
                  runtime, loss_count);
-  const TensorMap initial = model.params.state_dict();
+  TensorMap initial = initial_weights(config, options.seed);
   TrainState state(runtime, initial, replicas);
   // Each replica trains on the same synthetic batch (the time is what is measured).
   ReplicaFeeds feeds(static_cast<size_t>(replicas), synthetic_batch(options, config));
@@ -123,6 +135,9 @@ void run_bench(const BenchOptions& options) {
     }
   }
   const int64_t params_nonembedding = params_total - params_tables;
+  initial.clear();
+  // Planned before the first step runs (this compiles the update program).
+  const StepMemory memory = step_memory(step, state);
   const auto tokens = static_cast<double>(options.batch * options.seq * all_replicas);
   const double flops =
       6.0 * static_cast<double>(params_nonembedding) * tokens +
@@ -184,6 +199,13 @@ void run_bench(const BenchOptions& options) {
       {"tokens_per_s", tokens / time.median},
       {"samples_per_s", static_cast<double>(options.batch * all_replicas) / time.median},
       {"peak_rss_mib", peak_rss_mib()},
+      // The measure of what is not weights, gradients and AdamW's two moments.
+      {"peak_rss_minus_16b_per_param_mib",
+       peak_rss_mib() - 16.0 * static_cast<double>(params_total) / (1024.0 * 1024.0)},
+      {"planned_peak_bytes", memory.peak_bytes()},
+      {"planned_fixed_bytes", memory.fixed_bytes()},
+      {"planned_activation_bytes", memory.activation_bytes()},
+      {"gradient_checkpointing", options.gradient_checkpointing},
       {"params", params_total},
       {"params_nonembedding", params_nonembedding},
       {"flops_per_step", flops},
@@ -246,6 +268,9 @@ void add_bench_command(CLI::App& app) {
   bench->add_option("--dtype", options->dtype, "fp32, or bf16 mixed precision")
       ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
+  bench->add_flag("--gradient_checkpointing", options->gradient_checkpointing,
+                  "recompute each layer's activations in the backward pass instead of keeping "
+                  "them");
   bench->add_option("--device", options->device,
                     "cpu, reference, pjrt:cpu, pjrt:cuda, pjrt:tpu or tpu (as kiln train)")
       ->capture_default_str();
