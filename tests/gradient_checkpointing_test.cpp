@@ -187,6 +187,9 @@ Program compile_update(const PretrainedConfig& config) {
   capabilities.loop_fusion = capabilities.gemm_epilogues = true;
   CompileOptions options;
   options.gradient_checkpointing = true;
+  // Layer norms as reductions and elementwise nodes: a recomputed one then reads a layer input
+  // that a forward loop kernel computes, and could join that kernel.
+  options.decompose_composites = true;
   return compile_program(graph, outputs, {}, capabilities, options);
 }
 
