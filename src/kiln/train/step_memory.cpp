@@ -35,6 +35,13 @@ std::string step_memory_line(const StepMemory& memory) {
   const double per_param = static_cast<double>(memory.fixed_bytes()) /
                            static_cast<double>(std::max<int64_t>(1, memory.parameters));
   char line[256];
+  if (memory.arena_bytes == 0) {  // a backend that plans no arena (reference, XLA's own)
+    std::snprintf(line, sizeof line,
+                  "memory plan: weights and optimizer state %.1f MiB; activations and "
+                  "gradients are planned by the backend, not Kiln",
+                  static_cast<double>(memory.state_bytes) / kMiB);
+    return line;
+  }
   std::snprintf(line, sizeof line,
                 "memory plan: weights, gradients and optimizer state %.0f B/param = %.1f MiB, "
                 "activations and workspace %.1f MiB, planned peak %.1f MiB",

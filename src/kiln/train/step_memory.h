@@ -19,8 +19,8 @@ struct StepMemory {
   int64_t arena_bytes = 0;     // the update program's arena: gradients, activations, workspace
 
   int64_t fixed_bytes() const { return state_bytes + gradient_bytes; }
-  // The arena less the gradients it holds: activations and workspace (the arena's peak may lie
-  // where some gradients are not made yet, so this is an upper bound on them there).
+  // The arena less the gradients it holds before the optimizer: activations and workspace (at
+  // least; where the arena peaks some gradients may not be made yet).
   int64_t activation_bytes() const;
   int64_t peak_bytes() const { return state_bytes + arena_bytes; }
 };
@@ -29,7 +29,8 @@ struct StepMemory {
 StepMemory step_memory(TrainStep& step, const TrainState& state);
 
 // "memory plan: weights, gradients and optimizer state 16 B/param = X MiB, activations and
-// workspace Y MiB, planned peak Z MiB" (per device).
+// workspace Y MiB, planned peak Z MiB" (per device), or the state alone for a backend that plans
+// no arena.
 std::string step_memory_line(const StepMemory& memory);
 
 }  // namespace kiln
