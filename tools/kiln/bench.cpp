@@ -172,6 +172,7 @@ void run_bench(const BenchOptions& options) {
   const bool bf16 = options.dtype == "bf16" && peak.bf16_gflops > 0;
   const double peak_gflops = bf16 ? peak.bf16_gflops : peak.fp32_gflops;
   const double gflops = flops / time.median / 1e9;
+  const double peak_rss = peak_rss_mib();
 
   nlohmann::ordered_json record = {
       {"kind", "bert_train"},
@@ -198,10 +199,10 @@ void run_bench(const BenchOptions& options) {
       {"step_ms_median", time.median * 1e3},
       {"tokens_per_s", tokens / time.median},
       {"samples_per_s", static_cast<double>(options.batch * all_replicas) / time.median},
-      {"peak_rss_mib", peak_rss_mib()},
+      {"peak_rss_mib", peak_rss},
       // The measure of what is not weights, gradients and AdamW's two moments.
       {"peak_rss_minus_16b_per_param_mib",
-       peak_rss_mib() - 16.0 * static_cast<double>(params_total) / (1024.0 * 1024.0)},
+       peak_rss - 16.0 * static_cast<double>(params_total) / (1024.0 * 1024.0)},
       {"planned_peak_bytes", memory.peak_bytes()},
       {"planned_fixed_bytes", memory.fixed_bytes()},
       {"planned_activation_bytes", memory.activation_bytes()},
