@@ -35,7 +35,9 @@ TEST(CliBench, TinyRunPrintsOneJsonLineWithEveryField) {
         "model_flops_per_s", "peak_gflops", "peak_kernel", "peak_fraction", "peak_fp32_gflops",
         "peak_bf16_gflops", "measured_clock_ghz", "cpu_model", "cpu_isa", "compile_ms", "compiles",
         "cache_hits", "kernels", "arena_bytes", "host_to_device_bytes_per_step",
-        "device_to_host_bytes_per_step", "compile_options"}) {
+        "device_to_host_bytes_per_step", "compile_options", "peak_rss_minus_16b_per_param_mib",
+        "planned_peak_bytes", "planned_fixed_bytes", "planned_activation_bytes",
+        "gradient_checkpointing"}) {
     EXPECT_TRUE(line.contains(key)) << key;
   }
   EXPECT_EQ(line["kind"], "bert_train");
@@ -68,9 +70,10 @@ TEST(CliBench, TinyRunPrintsOneJsonLineWithEveryField) {
                    line["flops_per_step"].get<double>() / median / 1e9);
   EXPECT_LE(line["step_s_min"].get<double>(), median);
   EXPECT_GE(line["step_s_max"].get<double>(), median);
-  // One training program, found in the cache on each of the other three steps.
+  // One training program, compiled for the memory plan before the first step and found in the
+  // cache on each of the four steps.
   EXPECT_EQ(line["compiles"], 1);
-  EXPECT_EQ(line["cache_hits"], 3);
+  EXPECT_EQ(line["cache_hits"], 4);
   EXPECT_GT(line["kernels"].get<int64_t>(), 0);
   EXPECT_GT(line["arena_bytes"].get<int64_t>(), 0);
   EXPECT_GT(line["peak_rss_mib"].get<double>(), 0.0);
@@ -117,10 +120,37 @@ TEST(CliBench, MlmTaskTrainsTheMaskedLmHeadAndProjectsTheJob) {
       << line["projected"];
 }
 
+// The planned memory: weights, gradients and AdamW's two moments (16 B per parameter) plus the
+// activations, which --gradient_checkpointing shrinks; the measured peak RSS beside it.
+TEST(CliBench, ReportsPlannedMemoryAndCheckpointsOnRequest) {
+  nlohmann::json plain = bench_line("--steps 1 --warmup 0");
+  nlohmann::json checkpointed = bench_line("--steps 1 --warmup 0 --gradient_checkpointing");
+  const int64_t params = plain["params"].get<int64_t>();
+  for (const nlohmann::json& line : {plain, checkpointed}) {
+    EXPECT_EQ(line["planned_fixed_bytes"].get<int64_t>(), 16 * params);
+    EXPECT_EQ(line["planned_peak_bytes"].get<int64_t>(),
+              line["planned_fixed_bytes"].get<int64_t>() +
+                  line["planned_activation_bytes"].get<int64_t>());
+    EXPECT_DOUBLE_EQ(line["peak_rss_minus_16b_per_param_mib"].get<double>(),
+                     line["peak_rss_mib"].get<double>() - 16.0 * params / (1024.0 * 1024.0));
+  }
+  EXPECT_EQ(plain["gradient_checkpointing"], false);
+  EXPECT_EQ(checkpointed["gradient_checkpointing"], true);
+  EXPECT_NE(checkpointed["compile_options"].get<std::string>().find("checkpoint"),
+            std::string::npos);
+  // At 2 x 16 tokens the arena peaks at the optimizer, over the embedding table's gradients:
+  // checkpointing cannot lower it here (gradient_checkpointing_test measures what it frees).
+  EXPECT_LE(checkpointed["planned_activation_bytes"].get<int64_t>(),
+            plain["planned_activation_bytes"].get<int64_t>());
+  // Equal but for the rounding of a GELU fused otherwise (see gradient_checkpointing_test).
+  EXPECT_NEAR(checkpointed["loss_first"].get<double>(), plain["loss_first"].get<double>(),
+              1e-6 * plain["loss_first"].get<double>());
+}
+
 TEST(CliBench, RunsOnTheReferenceBackendAndAsksForBf16) {
   nlohmann::json reference = bench_line("--steps 1 --warmup 0 --device reference");
   EXPECT_EQ(reference["device"], "reference");
-  EXPECT_EQ(reference["cache_hits"], 0);
+  EXPECT_EQ(reference["cache_hits"], 1);
   nlohmann::json bf16 = bench_line("--steps 1 --warmup 1 --dtype bf16");
   EXPECT_EQ(bf16["dtype"], "bf16");
   EXPECT_NE(bf16["compile_options"].get<std::string>().find("bf16"), std::string::npos);

@@ -22,6 +22,7 @@
 #include "kiln/runtime/disk_cache.h"
 #include "kiln/train/dropout_keys.h"
 #include "kiln/train/mlm_job_projection.h"
+#include "kiln/train/step_memory.h"
 #include "kiln/train/train_step.h"
 
 namespace kiln::cli {
@@ -35,6 +36,7 @@ struct BenchOptions {
   int64_t steps = 10;
   int64_t warmup = 3;
   std::string dtype = "fp32";
+  bool gradient_checkpointing = false;
   std::string device = "cpu";
   std::string pjrt_plugin;
   int64_t num_devices = 1;  // replicas per process, each with a batch of `batch` rows
@@ -72,6 +74,7 @@ void run_bench(const BenchOptions& options) {
   TrainStepConfig step_config;
   step_config.optimizer.weight_decay = kWeightDecay;
   step_config.compile.bf16 = options.dtype == "bf16";
+  step_config.compile.gradient_checkpointing = options.gradient_checkpointing;
   const auto replicas = static_cast<int>(options.num_devices);
   step_config.replicas = replicas;
   // Under mpirun every process runs `replicas` replicas of one data-parallel step.
@@ -82,7 +85,7 @@ void run_bench(const BenchOptions& options) {
   Runtime runtime(*backend, {}, compile_cache_folder(options.compile_cache_dir));
   TrainStep step(graph, workload.loss, params, std::vector<bool>(params.size(), true),
                  step_config, runtime, workload.loss_count);
-  const TensorMap& initial = workload.initial;
+  TensorMap initial = std::move(workload.initial);  // cleared once uploaded (peak RSS)
   TrainState state(runtime, initial, replicas);
   // Each replica trains on the same synthetic batch (the time is what is measured).
   ReplicaFeeds feeds(static_cast<size_t>(replicas), workload.batch);
@@ -96,6 +99,9 @@ void run_bench(const BenchOptions& options) {
     }
   }
   const int64_t params_nonembedding = params_total - params_tables;
+  initial.clear();
+  // Planned before the first step runs (this compiles the update program).
+  const StepMemory memory = step_memory(step, state);
   const auto tokens = static_cast<double>(options.batch * options.seq * all_replicas);
   const double flops =
       6.0 * static_cast<double>(params_nonembedding) * tokens +
@@ -130,6 +136,7 @@ void run_bench(const BenchOptions& options) {
   const bool bf16 = options.dtype == "bf16" && peak.bf16_gflops > 0;
   const double peak_gflops = bf16 ? peak.bf16_gflops : peak.fp32_gflops;
   const double gflops = flops / time.median / 1e9;
+  const double peak_rss = peak_rss_mib();
 
   nlohmann::ordered_json record = {
       {"kind", "bert_train"},
@@ -157,7 +164,14 @@ void run_bench(const BenchOptions& options) {
       {"step_ms_median", time.median * 1e3},
       {"tokens_per_s", tokens / time.median},
       {"samples_per_s", static_cast<double>(options.batch * all_replicas) / time.median},
-      {"peak_rss_mib", peak_rss_mib()},
+      {"peak_rss_mib", peak_rss},
+      // The measure of what is not weights, gradients and AdamW's two moments.
+      {"peak_rss_minus_16b_per_param_mib",
+       peak_rss - 16.0 * static_cast<double>(params_total) / (1024.0 * 1024.0)},
+      {"planned_peak_bytes", memory.peak_bytes()},
+      {"planned_fixed_bytes", memory.fixed_bytes()},
+      {"planned_activation_bytes", memory.activation_bytes()},
+      {"gradient_checkpointing", options.gradient_checkpointing},
       {"params", params_total},
       {"params_nonembedding", params_nonembedding},
       {"flops_per_step", flops},
@@ -236,6 +250,9 @@ void add_bench_command(CLI::App& app) {
   bench->add_option("--dtype", options->dtype, "fp32, or bf16 mixed precision")
       ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
+  bench->add_flag("--gradient_checkpointing", options->gradient_checkpointing,
+                  "recompute each layer's activations in the backward pass instead of keeping "
+                  "them");
   bench->add_option("--device", options->device,
                     "cpu, reference, pjrt:cpu, pjrt:cuda, pjrt:tpu or tpu (as kiln train)")
       ->capture_default_str();

@@ -8,6 +8,8 @@
 //   gemm  a dot_general and a chain of epilogue nodes after it (bias, scaling, gelu, the add of a
 //         tensor computed before), each the only reader of the one before.
 // Collectives are never fused: each is a kernel of its own, where a backend calls its communicator.
+// A node recomputed for the backward pass (layer_mark::recomputed) joins only groups the backward
+// pass started: in a forward kernel it would be kept until the backward pass, as if never dropped.
 // A node may join a group only if its other operands are computed by earlier groups, so groups
 // never form a cycle and run in the order they were made. schedule_kernels() orders them.
 #include <algorithm>
@@ -42,6 +44,7 @@ struct Group {
   int64_t width = 0;    // elements per reduced row, 0 before the first row reduction (loop groups)
   int64_t columns = 0;  // columns summed, 0 before the first column sum (loop groups)
   int32_t last = 0;     // the node added last
+  int32_t first = 0;    // the node that started it
 };
 
 class Fuser {
@@ -126,6 +129,11 @@ class Fuser {
     return false;
   }
 
+  bool recomputed(int32_t id) const { return graph_.layer_mark(id) == layer_mark::recomputed; }
+  bool in_backward_pass(int32_t id) const {
+    return recomputed(id) || graph_.layer_mark(id) == layer_mark::backward;
+  }
+
   bool reduces_in_loops(const Node& n) const {
     LoopReduction reduction = loop_reduction(graph_, n);
     return reduction.width > 0 || reduction.columns > 0;
@@ -198,6 +206,7 @@ class Fuser {
     }
     for (int32_t g : candidates) {
       Group& target = groups_[static_cast<size_t>(g)];
+      if (recomputed(id) && !in_backward_pass(target.first)) continue;
       bool joins = target.kernel.kind == KernelKind::loop ? joins_loop(target, g, id)
                    : target.kernel.kind == KernelKind::gemm ? joins_gemm(target, g, id)
                                                             : false;
@@ -210,7 +219,7 @@ class Fuser {
   }
 
   void start_group(int32_t id, KernelKind kind, int64_t domain) {
-    groups_.push_back({KernelGroup{kind, {}, {}}, domain, 0, 0, id});
+    groups_.push_back({KernelGroup{kind, {}, {}}, domain, 0, 0, id, id});
     add(static_cast<int32_t>(groups_.size() - 1), id);
   }
 

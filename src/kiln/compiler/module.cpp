@@ -15,12 +15,14 @@ Module rebuild(const Graph& source, const std::vector<int32_t>& nodes,
   std::vector<Value> mapped(static_cast<size_t>(source.size()));
   for (int32_t id : source.inputs()) {
     const Node& node = source.node(id);
+    target.set_layer_mark(source.layer_mark(id));
     mapped[static_cast<size_t>(id)] = target.input(source.input_name(id), node.dtype, node.shape,
                                                    node.attr<InputAttrs>().role);
   }
   for (int32_t id : nodes) {
     const Node& node = source.node(id);
     if (node.op == OpKind::input) continue;
+    target.set_layer_mark(source.layer_mark(id));  // what the rewrite builds for the node
     std::vector<Value> operands;
     operands.reserve(node.inputs.size());
     for (int32_t operand : node.inputs) operands.push_back(mapped[static_cast<size_t>(operand)]);
@@ -32,6 +34,7 @@ Module rebuild(const Graph& source, const std::vector<int32_t>& nodes,
           "rewrite of node %", id, " changed its type");
     mapped[static_cast<size_t>(id)] = value;
   }
+  target.set_layer_mark(layer_mark::none);
   for (int32_t id : outputs) module.outputs.push_back(mapped[static_cast<size_t>(id)].id());
   return module;
 }

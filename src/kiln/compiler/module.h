@@ -1,6 +1,7 @@
 // A graph the compiler owns together with the values it must compute. Passes read a Module and
 // build a new one (graphs are append-only); every pass keeps all inputs, in the caller's order,
-// so that arguments line up with Graph::inputs() of the original graph.
+// so that arguments line up with Graph::inputs() of the original graph, and every node's layer
+// mark (what a rewrite builds for a node gets that node's mark).
 #pragma once
 
 #include <functional>

@@ -45,6 +45,8 @@ CompileOptions CompileOptions::semantics_only() const {
   for (const auto& [pass, enabled] : kPasses) options.*enabled = false;
   options.decompose_composites = decompose_composites;
   options.bf16 = bf16;
+  // Not an optimisation to turn off: the memory policy asked for, which the oracle checks.
+  options.gradient_checkpointing = gradient_checkpointing;
   return options;
 }
 
@@ -57,6 +59,7 @@ std::string CompileOptions::key() const {
   }
   if (decompose_composites) key += key.empty() ? "decompose" : ",decompose";
   if (bf16) key += key.empty() ? "bf16" : ",bf16";
+  if (gradient_checkpointing) key += key.empty() ? "checkpoint" : ",checkpoint";
   return key.empty() ? "none" : key;
 }
 

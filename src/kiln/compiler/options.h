@@ -19,6 +19,9 @@ struct CompileOptions {
   // bf16 mixed precision (--bf16): dot_general operands in bf16 with f32 results; parameters,
   // optimizer state and the statistics of softmax, layer norm and the loss stay f32.
   bool bf16 = false;
+  // --gradient_checkpointing ("checkpoint", checkpoint.cpp): the backward pass recomputes each
+  // layer from the layer's input instead of keeping the layer's activations.
+  bool gradient_checkpointing = false;
 
   // Turns off the passes in a comma-separated list of the names above ("cse,fusion"); throws an
   // Error naming an unknown one, with `where` (the flag it came from) as its "[where]".

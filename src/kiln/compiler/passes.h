@@ -21,6 +21,12 @@ Module decompose_composites(const Module& module, const BackendCapabilities& cap
 // bytes; random_bits: the same key operands and stream). Inputs are never merged.
 Module eliminate_common_subexpressions(const Module& module);
 
+// Gradient checkpointing (checkpoint.cpp): every backward-pass node (layer_mark::backward) reads,
+// instead of a value computed inside a layer, a copy recomputed from the layer's input (marked
+// layer_mark::recomputed and built just before it); values a layer hands on stay as they are.
+// Runs after cse, which would merge each copy back into the value it copies.
+Module recompute_layers(const Module& module);
+
 // Replaces nodes whose operands are all constants or iota (or broadcasts of them) by constants
 // computed with the reference kernels; leaves random bits, dropout, iota, broadcasts, collectives
 // and large results alone.

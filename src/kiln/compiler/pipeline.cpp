@@ -63,6 +63,7 @@ Program compile_program(const Graph& graph, const std::vector<Value>& outputs,
     return simplify(m, capabilities.dots_read_strided_operands);
   });
   step("cse", options.common_subexpressions, eliminate_common_subexpressions);
+  step("checkpoint", options.gradient_checkpointing, recompute_layers);
   step("dce", options.dead_code, eliminate_dead_code);
   program.donations = honoured_donations(module, donations, options);
   bool fuse = options.fusion && (capabilities.loop_fusion || capabilities.gemm_epilogues);

@@ -31,6 +31,7 @@ Value Graph::add_node(OpKind op, const std::vector<Value>& inputs, Attrs attrs, 
     node.inputs.push_back(input.id());
   }
   nodes_.push_back(std::move(node));
+  marks_.push_back(current_mark_);
   return Value(this, size() - 1);
 }
 

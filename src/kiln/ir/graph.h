@@ -49,6 +49,14 @@ class Value {
   int32_t id_ = -1;
 };
 
+// Which part of a model built a node, for gradient checkpointing (compiler/checkpoint.cpp): a
+// layer's index (0, 1, ...) or one of these marks. Passes give a rebuilt node its source's mark.
+namespace layer_mark {
+inline constexpr int32_t none = -1;        // outside every layer (embeddings, heads, optimizer)
+inline constexpr int32_t backward = -2;    // built by the backward pass
+inline constexpr int32_t recomputed = -3;  // a layer's node recomputed for the backward pass
+}  // namespace layer_mark
+
 class Graph {
  public:
   Graph() = default;
@@ -74,9 +82,32 @@ class Graph {
   // Name of an input node.
   const std::string& input_name(int32_t id) const;
 
+  // The layer mark of node `id`, and the one add_node gives new nodes (see LayerMarkScope).
+  int32_t layer_mark(int32_t id) const { return marks_.at(static_cast<size_t>(id)); }
+  int32_t current_layer_mark() const { return current_mark_; }
+  void set_layer_mark(int32_t mark) { current_mark_ = mark; }
+
  private:
   std::deque<Node> nodes_;
   std::vector<int32_t> inputs_;
+  std::vector<int32_t> marks_;  // per node
+  int32_t current_mark_ = layer_mark::none;
+};
+
+// Gives the nodes built while it lives the mark `mark` (model builders: each layer's index),
+// then restores the mark before it.
+class LayerMarkScope {
+ public:
+  LayerMarkScope(Graph& graph, int32_t mark) : graph_(graph), outer_(graph.current_layer_mark()) {
+    graph.set_layer_mark(mark);
+  }
+  ~LayerMarkScope() { graph_.set_layer_mark(outer_); }
+  LayerMarkScope(const LayerMarkScope&) = delete;
+  LayerMarkScope& operator=(const LayerMarkScope&) = delete;
+
+ private:
+  Graph& graph_;
+  int32_t outer_;
 };
 
 // Readable text dump of the nodes the outputs depend on, one per line:

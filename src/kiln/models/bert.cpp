@@ -115,6 +115,7 @@ Value bert_encoder(const BertConfig& config, Value embeddings, Value attention_m
   Value x = embeddings;
   Value mask = extended_attention_mask(attention_mask, params.dtype());
   for (int64_t i = 0; i < config.num_hidden_layers; ++i) {
+    LayerMarkScope layer(x.graph(), static_cast<int32_t>(i));  // for --gradient_checkpointing
     x = encoder_layer(config, x, mask, params, dropout,
                       prefixed(prefix, "encoder.layer." + std::to_string(i)));
   }

@@ -78,6 +78,7 @@ Value distilbert_model(const DistilBertConfig& config, const DistilBertInputs& i
   Value x = embeddings(config, inputs, params, dropout, prefixed(prefix, "embeddings"));
   Value mask = extended_attention_mask(inputs.attention_mask, params.dtype());
   for (int64_t i = 0; i < config.n_layers; ++i) {
+    LayerMarkScope layer(x.graph(), static_cast<int32_t>(i));  // for --gradient_checkpointing
     x = transformer_block(config, x, mask, params, dropout,
                           prefixed(prefix, "transformer.layer." + std::to_string(i)));
   }

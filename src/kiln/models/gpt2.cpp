@@ -92,7 +92,10 @@ Value gpt2_model(const Gpt2Config& config, const Gpt2Inputs& inputs, ParameterSe
     return multi_head_attention(query, key, value, mask, config.n_head, scale, config.attn_pdrop,
                                 dropout);
   };
-  for (const Gpt2Block& block : weights.h) x = gpt2_block(config, block, x, attend, dropout);
+  for (size_t i = 0; i < weights.h.size(); ++i) {
+    LayerMarkScope layer(x.graph(), static_cast<int32_t>(i));  // for --gradient_checkpointing
+    x = gpt2_block(config, weights.h[i], x, attend, dropout);
+  }
   return weights.ln_f(x);
 }
 

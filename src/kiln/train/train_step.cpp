@@ -168,7 +168,11 @@ TrainStep::TrainStep(Graph& graph, Value loss, const std::vector<Value>& params,
   // HF divides each micro-batch's loss by the number of micro-batches before backward.
   Value scaled =
       config.accumulate ? loss * graph.input(kLossScale, loss.dtype(), {}, InputRole::state) : loss;
-  std::vector<Value> grads = grad(scaled, params);
+  std::vector<Value> grads;
+  {
+    LayerMarkScope backward(graph, layer_mark::backward);  // for --gradient_checkpointing
+    grads = grad(scaled, params);
+  }
   for (size_t i = 0; i < params.size(); ++i) {
     if (config.accumulate) {
       Value sum = graph.input(names_[i] + kGradSum, dtype_, shapes_[i], InputRole::state);
@@ -304,34 +308,40 @@ BufferPtr TrainStep::accumulate(TrainState& state, const ReplicaFeeds& feeds, do
   return results[0][0];
 }
 
-PendingStep TrainStep::update(TrainState& state, const ReplicaFeeds& feeds, double learning_rate,
-                              double loss_scale) {
-  check(config_.accumulate || loss_scale == 1.0, "train_step",
-        "a loss scale needs a step built with accumulate");
+Executable& TrainStep::update_program() {
   std::vector<Value> outputs = {loss_, grad_norm_, finite_, new_step_};
   std::vector<Donation> donations = {{input_index(kStep), 3}};
   if (config_.stop_on_nonfinite) {
     outputs.push_back(new_healthy_);
     donations.push_back({input_index(kHealthy), 4});
   }
-  const size_t first = outputs.size();
+  const size_t first = first_param_output();
   for (const auto* part : {&new_params_, &new_slots_, &zero_sums_}) {
     outputs.insert(outputs.end(), part->begin(), part->end());
   }
   const size_t count = names_.size(), slot_count = slot_names_.size();
-  const size_t first_slot = first + count, first_sum = first_slot + slot_count;
+  const size_t first_slot = first + count;
   for (size_t i = 0; i < count; ++i) {
     donations.push_back({input_index(names_[i]), static_cast<int32_t>(first + i)});
   }
   for (size_t s = 0; s < slot_count; ++s) {
     donations.push_back({input_index(slot_names_[s]), static_cast<int32_t>(first_slot + s)});
   }
+  return runtime_.compile(graph_, outputs, {config_.compile, donations, config_.replicas},
+                          "training step");
+}
+
+int64_t TrainStep::update_arena_bytes() { return update_program().stats().arena_bytes; }
+
+PendingStep TrainStep::update(TrainState& state, const ReplicaFeeds& feeds, double learning_rate,
+                              double loss_scale) {
+  check(config_.accumulate || loss_scale == 1.0, "train_step",
+        "a loss scale needs a step built with accumulate");
+  const size_t first = first_param_output();
+  const size_t count = names_.size(), slot_count = slot_names_.size();
+  const size_t first_slot = first + count, first_sum = first_slot + slot_count;
   BufferLists arguments = replica_arguments(state, feeds, learning_rate, loss_scale);
-  BufferLists results =
-      runtime_
-          .compile(graph_, outputs, {config_.compile, donations, config_.replicas},
-                   "training step")
-          .run(arguments);
+  BufferLists results = update_program().run(arguments);
   arguments.clear();  // the donated buffers are the results' now
   for (size_t r = 0; r < results.size(); ++r) {
     const std::vector<BufferPtr>& out = results[r];

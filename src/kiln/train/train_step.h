@@ -152,6 +152,10 @@ class TrainStep {
   std::string diagnose(const TrainState& state, const ReplicaFeeds& feeds, double learning_rate,
                        double loss_scale = 1.0);
 
+  // The update program's planned arena (activations, gradients and workspace: see
+  // ExecutableStats), per replica; compiles the program if no update did yet.
+  int64_t update_arena_bytes();
+
   // Other outputs of the graph (metrics, predictions) at the state's parameters, on the first
   // replica.
   std::vector<Tensor> evaluate(const TrainState& state, const std::vector<Value>& outputs,
@@ -166,6 +170,11 @@ class TrainStep {
                                      double learning_rate, double loss_scale) const;
   BufferLists replica_arguments(TrainState& state, const ReplicaFeeds& feeds,
                                 double learning_rate, double loss_scale);
+  // The update program (from the runtime's cache after the first call). Its outputs: loss,
+  // grad_norm, finite, step, healthy (with stop_on_nonfinite), then from first_param_output()
+  // the new parameters, the new slots and the cleared gradient sums.
+  Executable& update_program();
+  size_t first_param_output() const { return config_.stop_on_nonfinite ? 5 : 4; }
   // The index in graph_.inputs() of the input named `name`.
   int32_t input_index(const std::string& name) const;
   // train_step_nonfinite.cpp: the first input or computed tensor of the update (in graph

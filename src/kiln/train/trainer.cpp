@@ -25,6 +25,7 @@
 #include "kiln/train/log_jsonl.h"
 #include "kiln/train/log_metrics.h"
 #include "kiln/train/log_progress.h"
+#include "kiln/train/step_memory.h"
 #include "kiln/train/stop_signal.h"
 #include "kiln/train/tensorboard_writer.h"
 
@@ -40,19 +41,6 @@ int replica_count(const TrainingArguments& args, const Backend& backend) {
   return args.num_devices > 0 ? static_cast<int>(args.num_devices) : backend.devices();
 }
 
-TrainStepConfig step_config(const TrainingArguments& args, int replicas) {
-  TrainStepConfig config;
-  config.replicas = replicas;
-  config.processes = dist::world().size();
-  config.stop_on_nonfinite = args.nan_inf_strategy == "stop";
-  config.optimizer = optimizer_config(args);
-  config.max_grad_norm = args.max_grad_norm;
-  config.accumulate = args.gradient_accumulation_steps > 1;
-  config.compile.bf16 = args.bf16;
-  config.compile.disable(args.disable_passes, "--disable_passes");
-  return config;
-}
-
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -64,6 +52,20 @@ int64_t real_tokens(const Tensor& attention_mask) {
 }
 
 }  // namespace
+
+TrainStepConfig step_config(const TrainingArguments& args, int replicas) {
+  TrainStepConfig config;
+  config.replicas = replicas;
+  config.processes = dist::world().size();
+  config.stop_on_nonfinite = args.nan_inf_strategy == "stop";
+  config.optimizer = optimizer_config(args);
+  config.max_grad_norm = args.max_grad_norm;
+  config.accumulate = args.gradient_accumulation_steps > 1;
+  config.compile.bf16 = args.bf16;
+  config.compile.gradient_checkpointing = args.gradient_checkpointing;
+  config.compile.disable(args.disable_passes, "--disable_passes");
+  return config;
+}
 
 Trainer::Trainer(TrainingArguments args, const PretrainedConfig& config, TensorMap weights,
                  Tokenizer tokenizer, Backend& backend, std::ostream& log)
@@ -342,6 +344,10 @@ void Trainer::run_epoch(const TaskData& data, int64_t epoch) {
       const Tensor& input_ids = feeds[0].at("input_ids");
       TrainStep& step =
           programs_.train_step(input_ids.shape(), collate.index_dtype, integer_labels_);
+      if (!memory_planned_) {
+        note(step_memory_line(step_memory(step, train_state_)));
+        memory_planned_ = true;
+      }
       if (micro + 1 < window) {
         update.micro_losses.push_back(step.accumulate(train_state_, feeds, scale));
       } else {

@@ -41,6 +41,10 @@ struct PredictionOutput {
   nlohmann::json metrics = nlohmann::json::object();
 };
 
+// The step `args` ask for on `replicas` devices: optimizer, clipping, accumulation, the
+// non-finite policy and the compiler's switches (--bf16, --gradient_checkpointing, ...).
+TrainStepConfig step_config(const TrainingArguments& args, int replicas);
+
 class Trainer {
  public:
   // Trains the model of `config`'s family with the head its architectures name (sequence
@@ -172,6 +176,7 @@ class Trainer {
   int stopped_by_signal_ = 0;
   int64_t parameters_ = 0;
   int64_t non_embedding_params_ = 0;
+  bool memory_planned_ = false;  // the memory plan line is logged once, before the first step
   std::unique_ptr<JsonlLogWriter> jsonl_;
   std::unique_ptr<TensorBoardWriter> tensorboard_;
   std::unique_ptr<ProgressBar> progress_;

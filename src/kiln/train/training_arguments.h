@@ -152,6 +152,8 @@ struct TrainingArguments {
   // transformers 5's name: "random" shuffles every epoch, "sequential" keeps file order.
   std::string train_sampling_strategy = "random";
   bool bf16 = false;
+  // Recompute each layer's activations in the backward pass instead of keeping them.
+  bool gradient_checkpointing = false;
   std::string device = "auto";
   // Kiln's debugging switch: compiler passes to turn off, comma-separated ("cse,fusion").
   std::string disable_passes;

@@ -230,6 +230,9 @@ const std::array kFields = {
                   "sequential (file order).",
                   kSamplingStrategies},
     ArgumentField{"bf16", &A::bf16, kRun, "Whether to use bf16 (mixed) precision."},
+    ArgumentField{"gradient_checkpointing", &A::gradient_checkpointing, kRun,
+                  "If True, use gradient checkpointing to save memory at the expense of slower "
+                  "backward pass."},
     ArgumentField{"device", &A::device, kRun,
                   "The device to run on: auto (a TPU or GPU through a PJRT plugin when one is "
                   "found, else the CPU), cpu, reference, pjrt:cpu, pjrt:cuda, pjrt:tpu or tpu.",
