@@ -24,7 +24,7 @@ struct CpuBackendOptions {
   // (false; BackendCapabilities::bf16_products); unset: bf16 where the CPU has bf16 units
   // (AVX512-BF16 or AMX, as ONEDNN_MAX_CPU_ISA caps them), and then a notice on stderr, once per
   // process, that it has none. Set, for tests of either path on any CPU.
-  std::optional<bool> bf16_products;
+  std::optional<bool> bf16_products = std::nullopt;
 };
 
 // What compile() produced, for tests of structure and for the runtime's counters. Executables own
