@@ -48,7 +48,7 @@ TEST(CompilerBf16, F32ProductsReadBf16CastsAndKeepTheirF32Result) {
   std::vector<Value> outputs = {matmul(x, w), matmul(xd, cast(w, DType::f64)),
                                 matmul(xi, cast(w, DType::i32)),
                                 dot_general(xb, wb, rows_by_cols, DType::f32)};
-  Module module = use_bf16_matmuls(copy_module(graph, outputs, false));
+  Module module = use_bf16_matmuls(copy_module(graph, outputs, false), true);
   const Graph& g = *module.graph;
   const Node& product = g.node(module.outputs[0]);
   EXPECT_EQ(product.dtype, DType::f32);
@@ -112,6 +112,51 @@ TEST(CompilerBf16, AttentionAndItsGradientReadBf16AndGiveF32) {
   // Without bf16 both stay f32.
   Program f32 = compile_program(graph, outputs, {}, {[](OpKind) { return true; }}, {});
   for (const Node& node : f32.module.graph->nodes()) EXPECT_NE(node.dtype, DType::bf16);
+}
+
+// Whether `value` is f32 rounded to bf16: cast(cast(f32 value, bf16), f32).
+bool rounded_through_bf16(const Graph& graph, int32_t value) {
+  const Node& up = graph.node(value);
+  if (up.op != OpKind::cast || up.dtype != DType::f32) return false;
+  const Node& down = graph.node(up.inputs[0]);
+  return down.op == OpKind::cast && down.dtype == DType::bf16 &&
+         graph.node(down.inputs[0]).dtype == DType::f32;
+}
+
+// A backend without bf16 products gets f32 products of operands rounded through bf16: simplify
+// keeps the round trip (it changes values) and still reads attention's transposed heads in place
+// through it, so the program has the transposes of the bf16 one, no more.
+TEST(CompilerBf16, WithoutBf16ProductsOperandsRoundTripThroughBf16) {
+  Graph graph;
+  Value q = graph.input("q", DType::f32, {2, 4, 2, 8});  // [batch, seq, heads, head_dim]
+  Value k = graph.input("k", DType::f32, {2, 4, 2, 8});
+  Value v = graph.input("v", DType::f32, {2, 4, 2, 8});
+  Value w = graph.input("w", DType::f32, {16, 16}, InputRole::weight);
+  Value mask = graph.input("mask", DType::f32, {2, 1, 1, 4});
+  auto heads = [](const Value& x) { return transpose(x, {0, 2, 1, 3}); };
+  Value context = attention(heads(q), heads(k), heads(v), mask, 0.35);
+  Value out = matmul(reshape(transpose(context, {0, 2, 1, 3}), {8, 16}), w);
+  BackendCapabilities native{[](OpKind) { return true; }};
+  native.dots_read_strided_operands = true;
+  BackendCapabilities f32_products = native;
+  f32_products.bf16_products = false;
+  Program bf16 = compile_program(graph, {out}, {}, native, bf16_options());
+  Program rounded = compile_program(graph, {out}, {}, f32_products, bf16_options());
+  const Graph& g = *rounded.module.graph;
+  int64_t dots = 0;
+  for (int32_t id : live_nodes(g, rounded.module.output_values())) {
+    const Node& node = g.node(id);
+    if (node.op != OpKind::dot_general) continue;
+    ++dots;
+    EXPECT_EQ(node.dtype, DType::f32);
+    for (int32_t operand : node.inputs) {
+      EXPECT_TRUE(rounded_through_bf16(g, operand)) << op_name(g.node(operand).op);
+    }
+  }
+  EXPECT_EQ(dots, 3);
+  EXPECT_EQ(count_op(rounded.module, OpKind::dot_general), count_op(bf16.module, OpKind::dot_general));
+  EXPECT_EQ(count_op(rounded.module, OpKind::transpose), count_op(bf16.module, OpKind::transpose));
+  EXPECT_EQ(count_op(rounded.module, OpKind::cast), 2 * count_op(bf16.module, OpKind::cast));
 }
 
 // A small transformer-like block: products, layer norm, softmax.

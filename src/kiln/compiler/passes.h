@@ -42,7 +42,10 @@ Module simplify(const Module& module, bool fold_transposes_into_dots);
 // Mixed precision (CompileOptions::bf16): every f32 dot_general reads bf16 casts of its operands
 // and accumulates into its f32 result; everything else (parameters, optimizer state, softmax,
 // layer norm, the loss) stays as it is. Decompose attention first to reach its inner products.
-Module use_bf16_matmuls(const Module& module);
+// Without `bf16_products` (BackendCapabilities), the operands are bf16-rounded f32 values instead:
+// casts to bf16 and back, which simplify keeps (the round trip is lossy) and fusion puts in the
+// loops of their producers.
+Module use_bf16_matmuls(const Module& module, bool bf16_products);
 
 // One group per node that needs a kernel (no fusion), in module order.
 std::vector<KernelGroup> single_node_kernels(const Module& module);

@@ -57,7 +57,9 @@ Program compile_program(const Graph& graph, const std::vector<Value>& outputs,
   step("decompose", true, [&](const Module& m) {
     return decompose_composites(m, capabilities, options);
   });
-  step("bf16", options.bf16, use_bf16_matmuls);
+  step("bf16", options.bf16, [&](const Module& m) {
+    return use_bf16_matmuls(m, capabilities.bf16_products);
+  });
   step("fold", options.constant_folding, fold_constants);
   step("simplify", options.simplification, [&](const Module& m) {
     return simplify(m, capabilities.dots_read_strided_operands);

@@ -27,6 +27,12 @@ struct BackendCapabilities {
   // Hands the whole module to a compiler that orders the writes of donated buffers itself (XLA
   // through PJRT): every honoured donation stands, whatever the kernel schedule could make safe.
   bool aliases_donations_itself = false;
+  // Multiplies bf16 operands in hardware, faster than f32 ones. Without that (a CPU with neither
+  // AVX512-BF16 nor AMX, where oneDNN's bf16 matmuls emulate and run several times slower than
+  // f32), the bf16 pass rounds each operand to bf16 and back to f32 and the product runs in f32:
+  // the same values (a product of two bf16 values is exact in f32, and sums stay f32) at f32's
+  // speed.
+  bool bf16_products = true;
 };
 
 enum class KernelKind : uint8_t {

@@ -8,6 +8,7 @@
 // x * 0 stays: it is NaN for x = NaN or inf; so do collectives (all_reduce is x itself only at
 // one replica). Replaced nodes are left dead for dce.
 #include <algorithm>
+#include <vector>
 
 #include "kiln/compiler/passes.h"
 #include "kiln/ir/ops.h"
@@ -127,12 +128,17 @@ struct DotOperand {
   Axes batch, contract;
 };
 
-// An operand that is a transpose, or a cast of one, read as the transpose's operand (cast first)
-// with its dims renumbered, when its free dims keep their order, so that the product is the same
-// array summed in the same order. A backend that reads strided operands in place then moves no
-// data for it (the heads of attention, split from and merged into the hidden dim).
+// An operand that is a transpose, or casts of one (bf16, or the bf16 pass's round trip through
+// bf16), read as the transpose's operand (cast first) with its dims renumbered, when its free dims
+// keep their order, so that the product is the same array summed in the same order. A backend
+// that reads strided operands in place then moves no data for it (the heads of attention, split
+// from and merged into the hidden dim).
 DotOperand through_transpose(const DotOperand& in) {
-  Value transposed = in.operand.op() == OpKind::cast ? operand_of(in.operand, 0) : in.operand;
+  std::vector<DType> casts;  // outermost first
+  Value transposed = in.operand;
+  for (; transposed.op() == OpKind::cast; transposed = operand_of(transposed, 0)) {
+    casts.push_back(transposed.dtype());
+  }
   if (transposed.op() != OpKind::transpose) return in;
   const Axes& perm = transposed.node().attr<TransposeAttrs>().perm;  // result dim d = source perm[d]
   auto source_dims = [&](const Axes& dims) {
@@ -143,7 +149,7 @@ DotOperand through_transpose(const DotOperand& in) {
   Axes free = source_dims(dot_free_dims(in.operand.rank(), in.batch, in.contract));
   if (!std::is_sorted(free.begin(), free.end())) return in;
   Value source = operand_of(transposed, 0);
-  if (in.operand.op() == OpKind::cast) source = cast(source, in.operand.dtype());
+  for (auto dtype = casts.rbegin(); dtype != casts.rend(); ++dtype) source = cast(source, *dtype);
   return {source, source_dims(in.batch), source_dims(in.contract)};
 }
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 
+#include "kiln/backends/cpu/bf16_products.h"
 #include "kiln/backends/cpu/collectives.h"
 #include "kiln/backends/cpu/cpu_isa.h"
 #include "kiln/backends/cpu/kernel.h"
@@ -194,12 +195,21 @@ class CpuBackend : public Backend {
                                      }};
     capabilities.loop_fusion = capabilities.gemm_epilogues = true;
     capabilities.dots_read_strided_operands = true;
+    capabilities.bf16_products = bf16_products(options);
     return std::make_unique<CpuExecutableImpl>(
         compile_program(graph, outputs, spec.donations, capabilities, options),
         options_.communicator != nullptr ? *options_.communicator : dist::world());
   }
 
  private:
+  bool bf16_products(const CompileOptions& options) const {
+    if (options_.bf16_products) return *options_.bf16_products;
+    if (!options.bf16) return true;  // no bf16 products asked for: nothing to say
+    bool native = cpu::cpu_has_bf16_products();
+    if (!native) cpu::print_no_bf16_units_notice_once();
+    return native;
+  }
+
   CpuBackendOptions options_;
 };
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "kiln/backends/backend.h"
 #include "kiln/compiler/buffer_plan.h"
@@ -19,6 +20,11 @@ struct CpuBackendOptions {
   // The processes that all_reduce sums over (data parallel across processes, see
   // collectives.h); null: dist::world(). With one process all_reduce is a copy.
   dist::Communicator* communicator = nullptr;
+  // Whether --bf16 multiplies in bf16 (true) or rounds operands to bf16 and multiplies in f32
+  // (false; BackendCapabilities::bf16_products); unset: bf16 where the CPU has bf16 units
+  // (AVX512-BF16 or AMX, as ONEDNN_MAX_CPU_ISA caps them), and then a notice on stderr, once per
+  // process, that it has none. Set, for tests of either path on any CPU.
+  std::optional<bool> bf16_products = std::nullopt;
 };
 
 // What compile() produced, for tests of structure and for the runtime's counters. Executables own
