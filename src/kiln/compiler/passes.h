@@ -35,7 +35,7 @@ Module fold_constants(const Module& module);
 // Algebraic identities: x*1, x/1, x+0, x-0, neg(neg x), casts to the same dtype or through a
 // lossless one, broadcasts/reshapes/transposes that do nothing or compose, selects on a constant
 // predicate or between equal branches, reductions over dims of size 1; with
-// `fold_transposes_into_dots`, a dot_general reading a transpose (or a cast of one) reads its
+// `fold_transposes_into_dots`, a dot_general reading a transpose (or casts of one) reads its
 // operand with renumbered dims. Exact, but for the sign of a zero: x + 0 and x - (-0) keep x's.
 Module simplify(const Module& module, bool fold_transposes_into_dots);
 
