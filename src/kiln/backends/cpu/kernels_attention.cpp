@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "kiln/backends/cpu/bf16_products.h"
+#include "kiln/backends/cpu/bf16_block_products.h"
 #include "kiln/backends/cpu/isa_variants.h"
 #include "kiln/backends/cpu/kernel.h"
 #include "kiln/backends/cpu/parallel.h"

@@ -1,8 +1,8 @@
-// vdpbf16ps products (bf16_products.h). Operands are packed first: b as [inner / 2][cols] words,
-// each the bf16 pair (b[2p][j], b[2p + 1][j]) (cols padded to whole tiles with zeros), a as the
-// pairs (a[r][2p], a[r][2p + 1]) (an odd inner dim padded with a zero); then each 4 x 64 tile of c
-// stays in registers over the whole inner dim, as gemm_accumulate's f32 tiles do.
-#include "kiln/backends/cpu/bf16_products.h"
+// vdpbf16ps products (bf16_block_products.h). Operands are packed first: b as [inner / 2][cols]
+// words, each the bf16 pair (b[2p][j], b[2p + 1][j]) (cols padded to whole tiles with zeros), a as
+// the pairs (a[r][2p], a[r][2p + 1]) (an odd inner dim padded with a zero); then each 4 x 64 tile
+// of c stays in registers over the whole inner dim, as gemm_accumulate's f32 tiles do.
+#include "kiln/backends/cpu/bf16_block_products.h"
 
 #include <bit>
 
@@ -21,7 +21,7 @@ namespace kiln::cpu {
 namespace {
 
 constexpr int kTileRows = 4;
-constexpr int kVectors = 4;                    // of 16 f32
+constexpr int kVectors = 4;  // of 16 f32
 constexpr int64_t kTileCols = 16 * kVectors;
 
 int64_t pairs_of(int64_t inner) { return (inner + 1) / 2; }
@@ -44,38 +44,45 @@ int64_t bf16_pack_words(int64_t rows, int64_t inner, int64_t cols) {
 // as f32 FMAs, and with the packing the fused attention measured 1.12x slower (bf16 products are
 // oneDNN's AMX matmuls' job there). It pays where vdpbf16ps does twice an FMA's products (AMD Zen
 // 4 and 5 by the instruction tables; not measured here).
-bool native_bf16_products() { return effective_cpu_isa() == CpuIsa::avx512_core_bf16; }
+bool attention_uses_vdpbf16ps() { return effective_cpu_isa() == CpuIsa::avx512_core_bf16; }
 
 namespace {
 
 // c's rows [0, kRows) x cols [j, j + 64) (lanes masked by `masks`) += a_pairs b_pairs, where row
-// r's pair p is a_pairs[r * row_step + p * pair_step] and b's pair row p starts at b_pairs[p * ldb].
-// 16 accumulators, for vdpbf16ps's latency (about 3 times an FMA's on the Xeon: 4 x 32 tiles ran
-// at a third of the f32 tiles' speed).
+// r's pair p is a_pairs[r * row_step + p * pair_step] and b's pair row p starts at
+// b_pairs[p * ldb]. 16 accumulators (4 x 32 tiles, 8, ran as fast on the Xeon, where
+// vdpbf16ps's throughput bounds the loop).
 template <int kRows>
 KILN_BF16_TARGET void tile(int64_t pairs, const uint32_t* a_pairs, int64_t row_step,
                            int64_t pair_step, const uint32_t* b_pairs, int64_t ldb, float* c,
                            int64_t ldc, const __mmask16* masks) {
   __m512 acc[kRows][kVectors];
   for (int r = 0; r < kRows; ++r) {
-    for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_maskz_loadu_ps(masks[v], c + r * ldc + v * 16);
+    for (int v = 0; v < kVectors; ++v) {
+      acc[r][v] = _mm512_maskz_loadu_ps(masks[v], c + r * ldc + v * 16);
+    }
   }
   for (int64_t p = 0; p < pairs; ++p) {
     __m512bh b[kVectors];
-    for (int v = 0; v < kVectors; ++v) b[v] = (__m512bh)_mm512_loadu_si512(b_pairs + p * ldb + v * 16);
+    for (int v = 0; v < kVectors; ++v) {
+      b[v] = (__m512bh)_mm512_loadu_si512(b_pairs + p * ldb + v * 16);
+    }
     for (int r = 0; r < kRows; ++r) {
       auto a = (__m512bh)_mm512_set1_epi32(static_cast<int>(a_pairs[r * row_step + p * pair_step]));
       for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], a, b[v]);
     }
   }
   for (int r = 0; r < kRows; ++r) {
-    for (int v = 0; v < kVectors; ++v) _mm512_mask_storeu_ps(c + r * ldc + v * 16, masks[v], acc[r][v]);
+    for (int v = 0; v < kVectors; ++v) {
+      _mm512_mask_storeu_ps(c + r * ldc + v * 16, masks[v], acc[r][v]);
+    }
   }
 }
 
 __mmask16 lanes_below(int64_t count) {
-  return count >= 16 ? __mmask16{0xFFFF} : count <= 0 ? __mmask16{0}
-                                                      : static_cast<__mmask16>((1u << count) - 1);
+  return count >= 16  ? __mmask16{0xFFFF}
+         : count <= 0 ? __mmask16{0}
+                      : static_cast<__mmask16>((1u << count) - 1);
 }
 
 }  // namespace
@@ -128,7 +135,7 @@ KILN_BF16_TARGET void bf16_gemm_accumulate(int64_t rows, int64_t inner, int64_t 
 
 #else
 
-bool native_bf16_products() { return false; }
+bool attention_uses_vdpbf16ps() { return false; }
 
 void bf16_gemm_accumulate(int64_t, int64_t, int64_t, const float*, int64_t, bool, const float*,
                           int64_t, float*, int64_t, uint32_t*) {

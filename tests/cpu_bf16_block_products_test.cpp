@@ -1,6 +1,6 @@
-// The fused attention's vdpbf16ps products (bf16_products.h): against a double-precision product
-// of the same bf16 values, at block shapes with odd inner dims, partial column vectors and rows
-// outside whole tiles, with a read as stored and transposed; and that the attention uses them
+// The fused attention's vdpbf16ps products (bf16_block_products.h): against a double-precision
+// product of the same bf16 values, at block shapes with odd inner dims, partial column vectors and
+// rows outside whole tiles, with a read as stored and transposed; and that the attention uses them
 // only at the avx512_core_bf16 level (the ISA in use, under KILN_MAX_CPU_ISA).
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kiln/backends/cpu/bf16_products.h"
+#include "kiln/backends/cpu/bf16_block_products.h"
 #include "kiln/backends/cpu/cpu_isa.h"
 #include "kiln/ir/philox.h"
 
@@ -26,7 +26,7 @@ std::vector<float> bf16_values(int64_t count, uint32_t stream) {
   return values;
 }
 
-TEST(Bf16Products, MatchDoubleProductsOfTheSameValues) {
+TEST(Bf16BlockProducts, MatchDoubleProductsOfTheSameValues) {
   if (detected_cpu_isa() < CpuIsa::avx512_core_bf16) {
     GTEST_SKIP() << "this CPU has no AVX512_BF16";
   }
@@ -36,8 +36,8 @@ TEST(Bf16Products, MatchDoubleProductsOfTheSameValues) {
   for (Shape3 s : {Shape3{64, 64, 64}, Shape3{7, 5, 70}, Shape3{5, 64, 17}, Shape3{1, 1, 1},
                    Shape3{64, 33, 64}}) {
     for (bool transposed : {false, true}) {
-      SCOPED_TRACE(::testing::Message() << s.rows << "x" << s.inner << "x" << s.cols
-                                        << (transposed ? " a^T" : ""));
+      SCOPED_TRACE(::testing::Message()
+                   << s.rows << "x" << s.inner << "x" << s.cols << (transposed ? " a^T" : ""));
       // Leading dims wider than the blocks, as the kernels' views of a head's keys are.
       int64_t lda = (transposed ? s.rows : s.inner) + 3, ldb = s.cols + 5, ldc = s.cols + 2;
       std::vector<float> a = bf16_values((transposed ? s.inner : s.rows) * lda, 1);
@@ -71,8 +71,8 @@ TEST(Bf16Products, MatchDoubleProductsOfTheSameValues) {
 }
 
 // Under KILN_MAX_CPU_ISA (tests/CMakeLists.txt runs it again under avx512_core_bf16).
-TEST(Bf16Products, AttentionUsesThemAtTheBf16LevelOnly) {
-  EXPECT_EQ(native_bf16_products(), effective_cpu_isa() == CpuIsa::avx512_core_bf16);
+TEST(Bf16BlockProducts, AttentionUsesThemAtTheBf16LevelOnly) {
+  EXPECT_EQ(attention_uses_vdpbf16ps(), effective_cpu_isa() == CpuIsa::avx512_core_bf16);
 }
 
 }  // namespace
