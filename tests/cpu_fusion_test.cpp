@@ -219,6 +219,24 @@ TEST(CpuFusion, GemmEpiloguesMatchReference) {
   }
 }
 
+// The same epilogues on f32 products rounded to bf16, which oneDNN does not give: Kiln's loop
+// for the product, then each step over it (kernels_dot.cpp's apply_step).
+TEST(CpuFusion, GemmEpiloguesOneDnnCannotFuseMatchReference) {
+  Graph graph;
+  testing::Feeds feeds(graph);
+  Value x = feeds.any(DType::f32, {3, 24, 32}), w = feeds.any(DType::f32, {32, 40});
+  Value b = feeds.any(DType::bf16, {40}), r = feeds.any(DType::bf16, {3, 24, 40});
+  DotAttrs plain{{}, {}, {2}, {0}};
+  Value biased = gelu(dot_general(x, w, plain, DType::bf16) + broadcast_to(b, {3, 24, 40}));
+  Value y = feeds.any(DType::f32, {3, 24, 32});
+  Value scores = dot_general(x, y, DotAttrs{{0}, {0}, {2}, {2}}, DType::bf16) * 0.125;
+  Value w2 = feeds.any(DType::f32, {32, 40});
+  Value summed = r + dot_general(x, w2, plain, DType::bf16);
+  std::vector<Value> outputs = {biased, scores, summed};
+  EXPECT_EQ(make_cpu_backend()->compile(graph, outputs)->stats().kernels, 3);
+  testing::expect_matches_reference(graph, outputs, feeds.arguments());
+}
+
 // A scatter_add starting from a broadcast constant (the gradient of a gather: zeros) fills its
 // output with the constant itself: no kernel and no buffer for the broadcast. Any other start
 // (a tensor argument) is copied as before.

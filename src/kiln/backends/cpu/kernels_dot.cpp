@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "kiln/backends/cpu/dot_layout.h"
+#include "kiln/backends/cpu/isa_variants.h"
 #include "kiln/backends/cpu/kernel.h"
 #include "kiln/backends/cpu/parallel.h"
 #include "kiln/backends/cpu/typed.h"
@@ -307,20 +308,14 @@ struct EpilogueStep {
   float value = 1.0f;    // scale
 };
 
-template <typename T>
-KILN_CPU_CLONES void apply_step(const EpilogueStep& step, T* out, const T* operand,
-                                int64_t begin, int64_t end, int64_t n) {
-  for (int64_t i = begin; i < end; ++i) {
-    float v = load(out[i]);
-    switch (step.kind) {
-      case EpilogueStep::bias: v += load(operand[i % n]); break;
-      case EpilogueStep::tensor: v += load(operand[i]); break;
-      case EpilogueStep::scale: v *= step.value; break;
-      case EpilogueStep::gelu: v = v * 0.5f * (1.0f + fast_erf(v * 0.70710678118654752440f)); break;
-    }
-    out[i] = store<T>(v);
-  }
-}
+}  // namespace
+}  // namespace kiln::cpu
+
+#define KILN_ISA_BODY "kiln/backends/cpu/dot_epilogue.inc"
+#include "kiln/backends/cpu/isa_variants.inc"
+
+namespace kiln::cpu {
+namespace {
 
 // The epilogue's steps; and as oneDNN post-ops in `post_ops`.
 std::vector<EpilogueStep> epilogue_of(const Graph& graph, const KernelGroup& group,
@@ -385,13 +380,14 @@ Kernel make_gemm_kernel(const Graph& graph, const KernelGroup& group) {
   int64_t n = node.shape.empty() ? 1 : node.shape.back();
   int64_t count = shape_numel(node.shape);
   return visit_floating("gemm", node.dtype, [&]<typename T>() -> Kernel {
+    auto apply = KILN_ISA_DISPATCH(apply_step<T>);
     return {[=](const Buffers& buffers, std::byte* scratch) {
       product.run(buffers, scratch);
       T* values = buffers.at<T>(out);
       for (const EpilogueStep& step : steps) {
         const T* operand = step.operand >= 0 ? buffers.at<T>(step.operand) : nullptr;
         parallel_for(count, kGrain, [&](int64_t begin, int64_t end) {
-          apply_step(step, values, operand, begin, end, n);
+          apply(step, values, operand, begin, end, n);
         });
       }
     }, product.scratch_bytes};

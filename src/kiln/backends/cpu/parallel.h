@@ -1,24 +1,11 @@
 // Internal: how the kernels' loops use the machine — split across the OpenMP threads (the runtime
-// oneDNN uses too) where the work pays for waking them, and compiled per vector width.
+// oneDNN uses too) where the work pays for waking them. (Their vector width: isa_variants.h.)
 #pragma once
 
 #include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
-
-// Loops marked so are compiled for AVX-512 (x86-64-v4), AVX2 (x86-64-v3) and baseline x86-64, and
-// the loader picks the widest the CPU has (GCC's target_clones). They take plain pointers (no
-// closures), which lets them vectorise. Other compilers (clang 14 clones no templates) build the
-// baseline only. KILN_MAX_CPU_ISA does not reach these: the loop kernels, reductions and random
-// bits use isa_variants.h instead, which it caps; the composites' and dot epilogues' loops still
-// use this.
-#if defined(__GNUC__) && !defined(__clang__)
-#define KILN_CPU_CLONES \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define KILN_CPU_CLONES
-#endif
 
 namespace kiln::cpu {
 

@@ -1,0 +1,79 @@
+// The fused attention's vdpbf16ps products (bf16_block_products.h): against a double-precision
+// product of the same bf16 values, at block shapes with odd inner dims, partial column vectors and
+// rows outside whole tiles, with a read as stored and transposed; and that the attention uses them
+// only at the avx512_core_bf16 level (the ISA in use, under KILN_MAX_CPU_ISA).
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "kiln/backends/cpu/bf16_block_products.h"
+#include "kiln/backends/cpu/cpu_isa.h"
+#include "kiln/ir/philox.h"
+
+namespace kiln::cpu {
+namespace {
+
+// `count` bf16 numbers in [-2, 2) (as f32: low 16 bits zero) from Philox stream `stream`.
+std::vector<float> bf16_values(int64_t count, uint32_t stream) {
+  std::vector<float> values(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    float x = static_cast<float>(random_bits_at(7, 0, stream, i) * 0x1p-30 - 2.0);
+    values[static_cast<size_t>(i)] = std::bit_cast<float>(std::bit_cast<uint32_t>(x) & 0xFFFF0000u);
+  }
+  return values;
+}
+
+TEST(Bf16BlockProducts, MatchDoubleProductsOfTheSameValues) {
+  if (detected_cpu_isa() < CpuIsa::avx512_core_bf16) {
+    GTEST_SKIP() << "this CPU has no AVX512_BF16";
+  }
+  struct Shape3 {
+    int64_t rows, inner, cols;
+  };
+  for (Shape3 s : {Shape3{64, 64, 64}, Shape3{7, 5, 70}, Shape3{5, 64, 17}, Shape3{1, 1, 1},
+                   Shape3{64, 33, 64}}) {
+    for (bool transposed : {false, true}) {
+      SCOPED_TRACE(::testing::Message()
+                   << s.rows << "x" << s.inner << "x" << s.cols << (transposed ? " a^T" : ""));
+      // Leading dims wider than the blocks, as the kernels' views of a head's keys are.
+      int64_t lda = (transposed ? s.rows : s.inner) + 3, ldb = s.cols + 5, ldc = s.cols + 2;
+      std::vector<float> a = bf16_values((transposed ? s.inner : s.rows) * lda, 1);
+      std::vector<float> b = bf16_values(s.inner * ldb, 2);
+      std::vector<float> c = bf16_values(s.rows * ldc, 3);
+      std::vector<float> before = c;
+      std::vector<uint32_t> pack(static_cast<size_t>(bf16_pack_words(s.rows, s.inner, s.cols)));
+      bf16_gemm_accumulate(s.rows, s.inner, s.cols, a.data(), lda, transposed, b.data(), ldb,
+                           c.data(), ldc, pack.data());
+      for (int64_t r = 0; r < s.rows; ++r) {
+        for (int64_t j = 0; j < ldc; ++j) {
+          size_t at = static_cast<size_t>(r * ldc + j);
+          if (j >= s.cols) {  // past the block: untouched
+            ASSERT_EQ(c[at], before[at]) << r << ", " << j;
+            continue;
+          }
+          double want = before[at], magnitude = std::abs(before[at]);
+          for (int64_t k = 0; k < s.inner; ++k) {
+            double term = static_cast<double>(transposed ? a[k * lda + r] : a[r * lda + k]) *
+                          b[static_cast<size_t>(k * ldb + j)];
+            want += term;
+            magnitude += std::abs(term);
+          }
+          // Exact products, f32 sums: at most one f32 rounding per sum of the terms' magnitude.
+          ASSERT_NEAR(c[at], want, static_cast<double>(s.inner + 1) * 0x1p-24 * magnitude)
+              << r << ", " << j;
+        }
+      }
+    }
+  }
+}
+
+// Under KILN_MAX_CPU_ISA (tests/CMakeLists.txt runs it again under avx512_core_bf16).
+TEST(Bf16BlockProducts, AttentionUsesThemAtTheBf16LevelOnly) {
+  EXPECT_EQ(attention_uses_vdpbf16ps(), effective_cpu_isa() == CpuIsa::avx512_core_bf16);
+}
+
+}  // namespace
+}  // namespace kiln::cpu
