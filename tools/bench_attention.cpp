@@ -4,7 +4,7 @@
 // dropout and two products, as the model spelled it out before), and prints the median step
 // time, the planned arena and the process's peak RSS. One path per process, so that the peak RSS
 // is that path's:
-//   bench_attention fused|unfused [batch=4] [bf16=0] [steps=5]
+//   bench_attention fused|unfused [batch=4] [f32|bf16] [steps=5]
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -108,12 +108,13 @@ int run(bool fused, int64_t batch, bool bf16, int steps) {
 
 int main(int argc, char** argv) {
   std::string path = argc > 1 ? argv[1] : "";
-  if (path != "fused" && path != "unfused") {
-    std::fprintf(stderr, "usage: bench_attention fused|unfused [batch=4] [bf16=0] [steps=5]\n");
+  std::string dtype = argc > 3 ? argv[3] : "f32";
+  if ((path != "fused" && path != "unfused") || (dtype != "f32" && dtype != "bf16")) {
+    std::fprintf(stderr, "usage: bench_attention fused|unfused [batch=4] [f32|bf16] [steps=5]\n");
     return 2;
   }
   int64_t batch = argc > 2 ? std::atoll(argv[2]) : 4;
-  bool bf16 = argc > 3 && std::atoi(argv[3]) != 0;
+  bool bf16 = dtype == "bf16";
   int steps = argc > 4 ? std::atoi(argv[4]) : 5;
   return kiln::run(path == "fused", batch, bf16, steps);
 }
