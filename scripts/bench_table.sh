@@ -4,7 +4,7 @@
 # row at a time with the four sides back to back, so that machine load hits them alike:
 #   rows     tiny, mini, base x fp32, bf16 at batch 16 x 128 (BertForSequenceClassification), and
 #            BERT-large MLM at seq 512 (bf16 where Kiln finds bf16 units, else fp32; --large-batch
-#            rows on every side)
+#            rows on every side); then Kiln's base fp32 with --gradient_checkpointing
 #   peers    PyTorch 2.x eager with --sdpa --adamw fused --malloc tcmalloc, the same with
 #            --compile (PYTHONPATH=--torch2), and Debian's PyTorch 1.13 (/usr/bin/python3) tuned
 #            as bench_compare.sh runs it (OpenBLAS-OpenMP, tcmalloc)
@@ -131,6 +131,16 @@ for config in ${rows//,/ }; do
     run_row classification "$config" "$dtype" 16 128 "$steps" "$warmup"
   done
 done
+# Base fp32 again with --gradient_checkpointing: its memory and step-time targets.
+if [[ ",$rows," == *,base,* && ",$dtypes," == *,fp32,* ]]; then
+  echo "bench_table: classification base fp32 16x128 --gradient_checkpointing: kiln" >&2
+  ./build/kiln bench --task classification --config base --dtype fp32 --batch 16 --seq 128 \
+    --steps "$steps" --warmup "$warmup" --gradient_checkpointing --threads "$threads" \
+    --tag bench_table:kiln_checkpointing >> "$out" || {
+    echo "bench_table: kiln failed on base fp32 --gradient_checkpointing"
+    failed=1
+  }
+fi
 
 "$python" - "$out" <<'PY'
 import json, sys
@@ -144,6 +154,9 @@ BF16_OVER_FP32_NO_UNITS, BF16_OVER_FP32, BF16_RATIO = 0.95, 1.8, 1.5
 MLM_RATIO, MLM_RSS = 1.5, 0.8
 STATE_BYTES_PER_PARAM = 16  # fp32 weights, gradients, both AdamW moments
 BASE_RSS_BEYOND_STATE = 0.5
+# --gradient_checkpointing on base: RSS − 16 B/param against the best peer's (without), and the
+# step time against Kiln's own without it.
+CHECKPOINTING_RSS_BEYOND_STATE, CHECKPOINTING_STEP_TIME = 0.25, 1.35
 
 runs = {}
 for line in open(sys.argv[1]):
@@ -162,6 +175,13 @@ def beyond_state(record):
     return record["peak_rss_mib"] - record["params"] * STATE_BYTES_PER_PARAM / 2**20
 
 
+def best_peer(sides):
+    """The faster of PyTorch 2.x eager and torch.compile; PyTorch 1.13 when neither ran."""
+    modern = [sides[s] for s in ("torch2_eager", "torch2_compile") if s in sides]
+    candidates = modern or ([sides["torch1"]] if "torch1" in sides else [])
+    return max(candidates, key=lambda r: r["tokens_per_s"]) if candidates else None
+
+
 order = ["tiny", "mini", "small", "medium", "base", "large"]
 print("\n| task | config | dtype | batch × seq | Kiln tok/s | % peak | " +
       " | ".join(SIDES[s] for s in SIDES if s != "kiln") +
@@ -173,9 +193,7 @@ for key in sorted(runs, key=lambda k: (k[0] == "mlm", order.index(k[1]), k[2] !=
     task, config, dtype = key
     sides = runs[key]
     kiln = sides.get("kiln")
-    modern = [sides[s] for s in ("torch2_eager", "torch2_compile") if s in sides]
-    candidates = modern or ([sides["torch1"]] if "torch1" in sides else [])
-    best = max(candidates, key=lambda r: r["tokens_per_s"]) if candidates else None
+    best = best_peer(sides)
     ratio = kiln["tokens_per_s"] / best["tokens_per_s"] if kiln and best else None
     rss = kiln["peak_rss_mib"] / best["peak_rss_mib"] if kiln and best else None
     state = beyond_state(kiln) / beyond_state(best) if kiln and best else None
@@ -215,6 +233,24 @@ for key in sorted(runs, key=lambda k: (k[0] == "mlm", order.index(k[1]), k[2] !=
            if rss is not None else "–") +
           f" | {'–' if state is None else f'{state:.2f}×'} | {loss} | {own_cpu} | " +
           ("; ".join(f"{'✓' if ok else '✗'} {name}" for name, ok in checks) or "–") + " |")
+for (task, config, dtype), sides in runs.items():
+    checkpointing, plain, best = sides.get("kiln_checkpointing"), sides.get("kiln"), best_peer(sides)
+    if not checkpointing:
+        continue
+    checks = []
+    if plain:
+        slower = plain["tokens_per_s"] / checkpointing["tokens_per_s"]
+        checks.append((f"step time ≤ {CHECKPOINTING_STEP_TIME}× Kiln's without ({slower:.2f}×)",
+                       slower <= CHECKPOINTING_STEP_TIME))
+    if best:
+        state = beyond_state(checkpointing) / beyond_state(best)
+        checks.append((f"RSS − 16 B/param ≤ {CHECKPOINTING_RSS_BEYOND_STATE}× best peer's "
+                       f"({beyond_state(checkpointing):,.0f} / {beyond_state(best):,.0f} MiB = "
+                       f"{state:.2f}×)", state <= CHECKPOINTING_RSS_BEYOND_STATE))
+    below += any(not ok for _, ok in checks)
+    print(f"\nKiln {task} {config} {dtype} with --gradient_checkpointing: "
+          f"{cell(checkpointing)} tok/s, peak RSS {checkpointing['peak_rss_mib']:,.0f} MiB: " +
+          ("; ".join(f"{'✓' if ok else '✗'} {name}" for name, ok in checks) or "no run to compare"))
 kiln_any = next((s["kiln"] for s in runs.values() if "kiln" in s), None)
 if kiln_any:
     print(f"\nPeaks measured by kiln bench on {kiln_any['threads']} threads "

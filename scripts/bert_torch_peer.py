@@ -324,7 +324,9 @@ class BertForMaskedLM(nn.Module):
 
     def forward(self, input_ids, token_type_ids, attention_mask, labels):
         x = self.bert(input_ids, token_type_ids, attention_mask)
-        x = self.transform_norm(F.gelu(self.transform_dense(x)))
+        # .float(): autocast's fp32 op list has layer_norm since PyTorch 2.0 (a no-op there);
+        # 1.13's CPU autocast passes the bf16 gelu to the fp32 LayerNorm, which rejects it.
+        x = self.transform_norm(F.gelu(self.transform_dense(x)).float())
         logits = self.decoder(x) + self.bias
         return F.cross_entropy(logits.view(-1, VOCAB), labels.view(-1), ignore_index=-100), logits
 

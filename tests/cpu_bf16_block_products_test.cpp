@@ -1,7 +1,8 @@
-// The fused attention's vdpbf16ps products (bf16_block_products.h): against a double-precision
-// product of the same bf16 values, at block shapes with odd inner dims, partial column vectors and
-// rows outside whole tiles, with a read as stored and transposed; and that the attention uses them
-// only at the avx512_core_bf16 level (the ISA in use, under KILN_MAX_CPU_ISA).
+// The fused attention's bf16 products, vdpbf16ps (bf16_block_products.h) and AMX tiles
+// (amx_block_products.h): against a double-precision product of the same bf16 values, at block
+// shapes with odd inner dims, partial column vectors and tiles, and rows outside whole tiles, with
+// a read as stored and transposed; and which the attention uses at which level (the ISA in use,
+// under KILN_MAX_CPU_ISA).
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kiln/backends/cpu/amx_block_products.h"
 #include "kiln/backends/cpu/bf16_block_products.h"
 #include "kiln/backends/cpu/cpu_isa.h"
 #include "kiln/ir/philox.h"
@@ -26,15 +28,13 @@ std::vector<float> bf16_values(int64_t count, uint32_t stream) {
   return values;
 }
 
-TEST(Bf16BlockProducts, MatchDoubleProductsOfTheSameValues) {
-  if (detected_cpu_isa() < CpuIsa::avx512_core_bf16) {
-    GTEST_SKIP() << "this CPU has no AVX512_BF16";
-  }
+// Checks `products` against double-precision sums of the same bf16 values.
+void expect_exact_products_in_f32_sums(const Bf16BlockProducts& products) {
   struct Shape3 {
     int64_t rows, inner, cols;
   };
   for (Shape3 s : {Shape3{64, 64, 64}, Shape3{7, 5, 70}, Shape3{5, 64, 17}, Shape3{1, 1, 1},
-                   Shape3{64, 33, 64}}) {
+                   Shape3{64, 33, 64}, Shape3{40, 96, 48}}) {
     for (bool transposed : {false, true}) {
       SCOPED_TRACE(::testing::Message()
                    << s.rows << "x" << s.inner << "x" << s.cols << (transposed ? " a^T" : ""));
@@ -44,9 +44,10 @@ TEST(Bf16BlockProducts, MatchDoubleProductsOfTheSameValues) {
       std::vector<float> b = bf16_values(s.inner * ldb, 2);
       std::vector<float> c = bf16_values(s.rows * ldc, 3);
       std::vector<float> before = c;
-      std::vector<uint32_t> pack(static_cast<size_t>(bf16_pack_words(s.rows, s.inner, s.cols)));
-      bf16_gemm_accumulate(s.rows, s.inner, s.cols, a.data(), lda, transposed, b.data(), ldb,
-                           c.data(), ldc, pack.data());
+      std::vector<uint32_t> pack(static_cast<size_t>(products.pack_words(s.rows, s.inner,
+                                                                         s.cols)));
+      products.accumulate(s.rows, s.inner, s.cols, a.data(), lda, transposed, b.data(), ldb,
+                          c.data(), ldc, pack.data());
       for (int64_t r = 0; r < s.rows; ++r) {
         for (int64_t j = 0; j < ldc; ++j) {
           size_t at = static_cast<size_t>(r * ldc + j);
@@ -70,9 +71,34 @@ TEST(Bf16BlockProducts, MatchDoubleProductsOfTheSameValues) {
   }
 }
 
+TEST(Bf16BlockProducts, Vdpbf16psMatchDoubleProductsOfTheSameValues) {
+  if (detected_cpu_isa() < CpuIsa::avx512_core_bf16) {
+    GTEST_SKIP() << "this CPU has no AVX512_BF16";
+  }
+  expect_exact_products_in_f32_sums({&bf16_gemm_accumulate, &bf16_pack_words});
+}
+
+TEST(Bf16BlockProducts, AmxTilesMatchDoubleProductsOfTheSameValues) {
+  if (detected_cpu_isa() < CpuIsa::avx512_core_amx) GTEST_SKIP() << "this CPU has no AMX";
+  expect_exact_products_in_f32_sums({&amx_gemm_accumulate, &amx_pack_words});
+}
+
 // Under KILN_MAX_CPU_ISA (tests/CMakeLists.txt runs it again under avx512_core_bf16).
-TEST(Bf16BlockProducts, AttentionUsesThemAtTheBf16LevelOnly) {
-  EXPECT_EQ(attention_uses_vdpbf16ps(), effective_cpu_isa() == CpuIsa::avx512_core_bf16);
+TEST(Bf16BlockProducts, AttentionUsesTheBestTheIsaInUseHas) {
+  Bf16BlockProducts products = attention_bf16_products();
+  switch (effective_cpu_isa()) {
+    case CpuIsa::avx512_core_amx:
+      EXPECT_EQ(products.accumulate, &amx_gemm_accumulate);
+      EXPECT_EQ(products.pack_words, &amx_pack_words);
+      break;
+    case CpuIsa::avx512_core_bf16:
+      EXPECT_EQ(products.accumulate, &bf16_gemm_accumulate);
+      EXPECT_EQ(products.pack_words, &bf16_pack_words);
+      break;
+    default:
+      EXPECT_EQ(products.accumulate, nullptr);
+      EXPECT_EQ(products.pack_words, nullptr);
+  }
 }
 
 }  // namespace

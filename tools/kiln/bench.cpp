@@ -20,6 +20,7 @@
 #include "kiln/ir/error.h"
 #include "kiln/runtime/cpu_peak.h"
 #include "kiln/runtime/disk_cache.h"
+#include "kiln/runtime/heap_pages.h"
 #include "kiln/train/dropout_keys.h"
 #include "kiln/train/mlm_job_projection.h"
 #include "kiln/train/step_memory.h"
@@ -100,6 +101,7 @@ void run_bench(const BenchOptions& options) {
   }
   const int64_t params_nonembedding = params_total - params_tables;
   initial.clear();
+  return_free_heap_pages();
   // Planned before the first step runs (this compiles the update program).
   const StepMemory memory = step_memory(step, state);
   const auto tokens = static_cast<double>(options.batch * options.seq * all_replicas);

@@ -18,6 +18,7 @@
 #include "kiln/dist/communicator.h"
 #include "kiln/io/dataset_order.h"
 #include "kiln/ir/error.h"
+#include "kiln/runtime/heap_pages.h"
 #include "kiln/train/checkpoint.h"
 #include "kiln/train/classification_data.h"
 #include "kiln/train/distributed.h"
@@ -94,6 +95,8 @@ Trainer::Trainer(TrainingArguments args, const PretrainedConfig& config, TensorM
     parameters_ += value.numel();
     if (name.find("embeddings.") == std::string::npos) non_embedding_params_ += value.numel();
   }
+  weights.clear();  // uploaded: train_state_ holds them now
+  return_free_heap_pages();
   if (args_.early_stopping_patience) {
     callbacks_.push_back(std::make_shared<EarlyStoppingCallback>(*args_.early_stopping_patience,
                                                                  args_.early_stopping_threshold));

@@ -6,6 +6,7 @@
 
 #include <bit>
 
+#include "kiln/backends/cpu/amx_block_products.h"
 #include "kiln/backends/cpu/cpu_isa.h"
 #include "kiln/ir/error.h"
 
@@ -40,11 +41,17 @@ int64_t bf16_pack_words(int64_t rows, int64_t inner, int64_t cols) {
 
 #if KILN_BF16_PRODUCTS
 
-// Not on AMX CPUs: there (a Sapphire-Rapids-class Xeon) vdpbf16ps does as many products per cycle
-// as f32 FMAs, and with the packing the fused attention measured 1.12x slower (bf16 products are
-// oneDNN's AMX matmuls' job there). It pays where vdpbf16ps does twice an FMA's products (AMD Zen
-// 4 and 5 by the instruction tables; not measured here).
-bool attention_uses_vdpbf16ps() { return effective_cpu_isa() == CpuIsa::avx512_core_bf16; }
+// vdpbf16ps not on AMX CPUs: there (a Sapphire-Rapids-class Xeon) it does as many products per
+// cycle as f32 FMAs, and with the packing the fused attention measured 1.12x slower than with
+// FMAs; AMX tiles do 16x an FMA's products there. vdpbf16ps pays where it does twice an FMA's
+// products (AMD Zen 4 and 5 by the instruction tables; not measured here).
+Bf16BlockProducts attention_bf16_products() {
+  switch (effective_cpu_isa()) {
+    case CpuIsa::avx512_core_amx: return {&amx_gemm_accumulate, &amx_pack_words};
+    case CpuIsa::avx512_core_bf16: return {&bf16_gemm_accumulate, &bf16_pack_words};
+    default: return {};
+  }
+}
 
 namespace {
 
@@ -135,7 +142,7 @@ KILN_BF16_TARGET void bf16_gemm_accumulate(int64_t rows, int64_t inner, int64_t 
 
 #else
 
-bool attention_uses_vdpbf16ps() { return false; }
+Bf16BlockProducts attention_bf16_products() { return {}; }
 
 void bf16_gemm_accumulate(int64_t, int64_t, int64_t, const float*, int64_t, bool, const float*,
                           int64_t, float*, int64_t, uint32_t*) {

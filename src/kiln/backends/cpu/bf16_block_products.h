@@ -7,9 +7,19 @@
 
 namespace kiln::cpu {
 
-// Whether the fused attention uses these: where the ISA in use (under KILN_MAX_CPU_ISA) is
-// avx512_core_bf16 (AVX512_BF16 without AMX) and this build can (GCC or clang on x86-64).
-bool attention_uses_vdpbf16ps();
+// A kind of bf16 block product: c[rows x cols] += a[rows x inner] b[inner x cols] (the contract
+// of bf16_gemm_accumulate below), and the scratch words it needs for products up to a size.
+struct Bf16BlockProducts {
+  void (*accumulate)(int64_t rows, int64_t inner, int64_t cols, const float* a, int64_t lda,
+                     bool a_transposed, const float* b, int64_t ldb, float* c, int64_t ldc,
+                     uint32_t* pack) = nullptr;
+  int64_t (*pack_words)(int64_t rows, int64_t inner, int64_t cols) = nullptr;
+};
+
+// The fused attention's products of bf16 operands at the ISA in use (under KILN_MAX_CPU_ISA): AMX
+// tiles (amx_block_products.h) at avx512_core_amx, vdpbf16ps at avx512_core_bf16, none (null
+// members: the kernels' f32 FMA loops) below or where this build cannot (GCC or clang on x86-64).
+Bf16BlockProducts attention_bf16_products();
 
 // The 32-bit words of scratch bf16_gemm_accumulate needs for products up to rows x inner x cols.
 int64_t bf16_pack_words(int64_t rows, int64_t inner, int64_t cols);
