@@ -1,7 +1,7 @@
 #include "kiln/runtime/heap_pages.h"
 
-#if defined(__GLIBC__)
-#include <malloc.h>
+#if __has_include(<malloc.h>)
+#include <malloc.h>  // defines __GLIBC__ on glibc
 #endif
 
 namespace kiln {
