@@ -1,9 +1,9 @@
 // AMX products (amx_block_products.h). The operands are packed into bf16 first, zero-padded to
 // whole 32 x 32 blocks of c and 32-deep steps of the inner dim: a as rows of bf16 [rows][inner],
 // b as the pairs (b[2p][j], b[2p + 1][j]) in [inner / 2][cols] words (the layout tdpbf16ps reads
-// its second operand in). Each 32 x 32 block of c is 2 x 2 tiles of 16 x 16 f32 (tmm0-3) summed
-// over the inner dim from two tiles of a (tmm4-5) and two of b (tmm6-7), stored to scratch and
-// added to c. The tile configuration is loaded on every call: oneDNN's AMX matmuls, on the same
+// its second operand in). Each 32 x 32 block of c is 2 x 2 tiles of 16 x 16 f32 (tmm0-3), loaded
+// from c and summed into over the inner dim from two tiles of a (tmm4-5) and two of b (tmm6-7)
+// (a block at c's edge: summed from zero in scratch, then added to c). The tile configuration is loaded on every call: oneDNN's AMX matmuls, on the same
 // threads, load their own.
 #include "kiln/backends/cpu/amx_block_products.h"
 
@@ -31,7 +31,7 @@ int64_t padded(int64_t n) { return (n + kBlock - 1) / kBlock * kBlock; }
 
 int64_t amx_pack_words(int64_t rows, int64_t inner, int64_t cols) {
   int64_t m = padded(rows), k = padded(inner), n = padded(cols);
-  return m * k / 2 + k / 2 * n + m * n;  // a's bf16, b's pairs, c's f32 block
+  return m * k / 2 + k / 2 * n + kBlock * kBlock;  // a's bf16, b's pairs, a block of c's sums
 }
 
 #if KILN_AMX_PRODUCTS
@@ -67,15 +67,30 @@ __mmask16 lanes_below(int64_t count) {
                      : count <= 0 ? __mmask16{0} : static_cast<__mmask16>((1u << count) - 1);
 }
 
-// a as bf16 [m][k] (row-major, zero-padded), from a stored as is or transposed.
+// a as bf16 [m][k] (row-major, zero-padded), from a stored as is or transposed. A transposed a
+// is read two stored rows (a's columns p and p + 1) at a time: 16 pairs (a[r][p], a[r][p + 1]),
+// each one 32-bit word of out, scattered down out's rows.
 KILN_AMX_TARGET void pack_a(int64_t rows, int64_t inner, const float* a, int64_t lda,
                             bool transposed, int64_t m, int64_t k, uint16_t* out) {
   if (transposed) {
     std::fill(out, out + m * k, uint16_t{0});
-    for (int64_t p = 0; p < inner; ++p) {
-      const float* column = a + p * lda;  // a's column p: element r of the stored row p
-      for (int64_t r = 0; r < rows; ++r) {
-        out[r * k + p] = static_cast<uint16_t>(std::bit_cast<uint32_t>(column[r]) >> 16);
+    auto* words = reinterpret_cast<int*>(out);
+    const __m512i high = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));
+    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    for (int64_t p = 0; p < inner; p += 2) {
+      bool has_odd = p + 1 < inner;
+      for (int64_t r = 0; r < rows; r += 16) {
+        __mmask16 lanes = lanes_below(rows - r);
+        __m512 even = _mm512_maskz_loadu_ps(lanes, a + p * lda + r);
+        __m512i odd = _mm512_castps_si512(
+            _mm512_maskz_loadu_ps(has_odd ? lanes : __mmask16{0}, a + (p + 1) * lda + r));
+        __m512i pair = _mm512_or_si512(high_halves_in_words(even), _mm512_and_si512(odd, high));
+        // Word index of (row r + lane, column p): (r + lane) * k / 2 + p / 2.
+        __m512i index = _mm512_add_epi32(
+            _mm512_mullo_epi32(_mm512_add_epi32(lane, _mm512_set1_epi32(static_cast<int>(r))),
+                               _mm512_set1_epi32(static_cast<int>(k / 2))),
+            _mm512_set1_epi32(static_cast<int>(p / 2)));
+        _mm512_mask_i32scatter_epi32(words, lanes, index, pair, 4);
       }
     }
     return;
@@ -107,6 +122,19 @@ KILN_AMX_TARGET void pack_b(int64_t inner, int64_t cols, const float* b, int64_t
   }
 }
 
+// c[rows x cols] (leading dim ldc) += sums (a 32 x 32 block).
+KILN_AMX_TARGET void add_block(const float* sums, int64_t rows, int64_t cols, float* c,
+                               int64_t ldc) {
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j = 0; j < cols; j += 16) {
+      __mmask16 lanes = lanes_below(cols - j);
+      __m512 sum = _mm512_add_ps(_mm512_maskz_loadu_ps(lanes, c + r * ldc + j),
+                                 _mm512_loadu_ps(sums + r * kBlock + j));
+      _mm512_mask_storeu_ps(c + r * ldc + j, lanes, sum);
+    }
+  }
+}
+
 }  // namespace
 
 KILN_AMX_TARGET void amx_gemm_accumulate(int64_t rows, int64_t inner, int64_t cols,
@@ -122,13 +150,24 @@ KILN_AMX_TARGET void amx_gemm_accumulate(int64_t rows, int64_t inner, int64_t co
 
   static const TileConfig config;
   _tile_loadconfig(&config);
-  const int64_t a_stride = k * 2, b_stride = n * 4, c_stride = n * 4;  // bytes per tile row
+  const int64_t a_stride = k * 2, b_stride = n * 4;  // bytes per tile row
   for (int64_t i = 0; i < m; i += kBlock) {
     for (int64_t j = 0; j < n; j += kBlock) {
-      _tile_zero(0);
-      _tile_zero(1);
-      _tile_zero(2);
-      _tile_zero(3);
+      // A whole 32 x 32 block of c is summed into in place; one at c's edge goes through `sums`.
+      bool whole = i + kBlock <= rows && j + kBlock <= cols;
+      float* out = whole ? c + i * ldc + j : sums;
+      const int64_t out_stride = (whole ? ldc : kBlock) * 4, down = 16 * (whole ? ldc : kBlock);
+      if (whole) {
+        _tile_loadd(0, out, out_stride);
+        _tile_loadd(1, out + 16, out_stride);
+        _tile_loadd(2, out + down, out_stride);
+        _tile_loadd(3, out + down + 16, out_stride);
+      } else {
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+      }
       for (int64_t p = 0; p < k; p += kBlock) {
         _tile_loadd(4, a_bf16 + i * k + p, a_stride);
         _tile_loadd(5, a_bf16 + (i + 16) * k + p, a_stride);
@@ -139,22 +178,15 @@ KILN_AMX_TARGET void amx_gemm_accumulate(int64_t rows, int64_t inner, int64_t co
         _tile_dpbf16ps(2, 5, 6);
         _tile_dpbf16ps(3, 5, 7);
       }
-      _tile_stored(0, sums + i * n + j, c_stride);
-      _tile_stored(1, sums + i * n + j + 16, c_stride);
-      _tile_stored(2, sums + (i + 16) * n + j, c_stride);
-      _tile_stored(3, sums + (i + 16) * n + j + 16, c_stride);
+      _tile_stored(0, out, out_stride);
+      _tile_stored(1, out + 16, out_stride);
+      _tile_stored(2, out + down, out_stride);
+      _tile_stored(3, out + down + 16, out_stride);
+      if (!whole) add_block(sums, std::min(kBlock, rows - i), std::min(kBlock, cols - j),
+                            c + i * ldc + j, ldc);
     }
   }
   _tile_release();
-
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t j = 0; j < cols; j += 16) {
-      __mmask16 lanes = lanes_below(cols - j);
-      __m512 sum = _mm512_add_ps(_mm512_maskz_loadu_ps(lanes, c + r * ldc + j),
-                                 _mm512_loadu_ps(sums + r * n + j));
-      _mm512_mask_storeu_ps(c + r * ldc + j, lanes, sum);
-    }
-  }
 }
 
 #else
