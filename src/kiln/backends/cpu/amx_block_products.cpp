@@ -3,15 +3,16 @@
 // b as the pairs (b[2p][j], b[2p + 1][j]) in [inner / 2][cols] words (the layout tdpbf16ps reads
 // its second operand in). Each 32 x 32 block of c is 2 x 2 tiles of 16 x 16 f32 (tmm0-3), loaded
 // from c and summed into over the inner dim from two tiles of a (tmm4-5) and two of b (tmm6-7)
-// (a block at c's edge: summed from zero in scratch, then added to c). The tile configuration is loaded on every call: oneDNN's AMX matmuls, on the same
-// threads, load their own.
+// (a block at c's edge: summed from zero in scratch, then added to c). The tile configuration is
+// loaded on every call: oneDNN's AMX matmuls, on the same threads, load their own.
 #include "kiln/backends/cpu/amx_block_products.h"
 
+#include <algorithm>
 #include <bit>
 
 #include "kiln/ir/error.h"
 
-#if defined(__x86_64__) && (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 11))
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define KILN_AMX_PRODUCTS 1
 #include <immintrin.h>
 #define KILN_AMX_TARGET \
