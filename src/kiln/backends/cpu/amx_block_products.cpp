@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "kiln/backends/cpu/lane_masks.h"
 #include "kiln/ir/error.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -61,11 +62,6 @@ KILN_AMX_TARGET inline __m512i high_halves_in_words(__m512 x) {
 
 KILN_AMX_TARGET inline __m256i high_halves(__m512 x) {
   return _mm512_maskz_cvtepi32_epi16(__mmask16{0xFFFF}, high_halves_in_words(x));
-}
-
-__mmask16 lanes_below(int64_t count) {
-  return count >= 16 ? __mmask16{0xFFFF}
-                     : count <= 0 ? __mmask16{0} : static_cast<__mmask16>((1u << count) - 1);
 }
 
 // a as bf16 [m][k] (row-major, zero-padded), from a stored as is or transposed. A transposed a

@@ -8,6 +8,7 @@
 
 #include "kiln/backends/cpu/amx_block_products.h"
 #include "kiln/backends/cpu/cpu_isa.h"
+#include "kiln/backends/cpu/lane_masks.h"
 #include "kiln/ir/error.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -84,12 +85,6 @@ KILN_BF16_TARGET void tile(int64_t pairs, const uint32_t* a_pairs, int64_t row_s
       _mm512_mask_storeu_ps(c + r * ldc + v * 16, masks[v], acc[r][v]);
     }
   }
-}
-
-__mmask16 lanes_below(int64_t count) {
-  return count >= 16  ? __mmask16{0xFFFF}
-         : count <= 0 ? __mmask16{0}
-                      : static_cast<__mmask16>((1u << count) - 1);
 }
 
 }  // namespace
