@@ -3,12 +3,12 @@
 # (scripts/bert_torch_peer.py, the shared peer plus run_mlm.py's step) on the same machine, one
 # row at a time with the four sides back to back, so that machine load hits them alike:
 #   rows     tiny, mini, base x fp32, bf16 at batch 16 x 128 (BertForSequenceClassification), and
-#            BERT-large MLM at seq 512 (bf16 where Kiln finds bf16 units, else fp32; --large-batch
+#            BERT-large MLM at seq 512 (bf16 where Kiln multiplies in bf16, else fp32; --large-batch
 #            rows on every side); then Kiln's base fp32 with --gradient_checkpointing
 #   peers    PyTorch 2.x eager with --sdpa --adamw fused --malloc tcmalloc, the same with
 #            --compile (PYTHONPATH=--torch2), and Debian's PyTorch 1.13 (/usr/bin/python3) tuned
 #            as bench_compare.sh runs it (OpenBLAS-OpenMP, tcmalloc); none on bf16 rows where Kiln
-#            finds no bf16 units (their target is Kiln's own fp32)
+#            multiplies in fp32 (no bf16 units, or slow ones: their target is Kiln's own fp32)
 # Prints the CPU model and its vector flags first, then a Markdown table: tokens/s, % of the
 # fp32/bf16 peak `kiln bench` measured, peak RSS, Kiln's ratios to the best peer (the faster of
 # PyTorch 2.x eager and torch.compile; PyTorch 1.13 only when neither ran) and the targets,
@@ -118,7 +118,7 @@ run_row() {  # run_row <task> <config> <dtype> <batch> <seq> <steps> <warmup>
   local task=$1 config=$2 dtype=$3 batch=$4 seq=$5 n=$6 w=$7
   local -a flags=(--task "$task" --config "$config" --dtype "$dtype" --batch "$batch" --seq "$seq"
                   --steps "$n" --warmup "$w")
-  # Without bf16 units a bf16 row's target is Kiln's own fp32, and PyTorch's bf16 there is no
+  # Multiplied in fp32, a bf16 row's target is Kiln's own fp32, and PyTorch's bf16 there is no
   # peer (17x slower than its fp32 on tiny under the avx2 cap, over 10 minutes on base).
   local -a sides=("${peers[@]}")
   if [[ $dtype == bf16 ]] && ((!bf16_units)); then sides=(); fi
@@ -131,10 +131,11 @@ run_row() {  # run_row <task> <config> <dtype> <batch> <seq> <steps> <warmup>
   for side in "${sides[@]}"; do run_peer "$side" "${flags[@]}"; done
 }
 
-# Whether Kiln's peak probe finds bf16 units (under KILN_MAX_CPU_ISA too).
+# Whether Kiln multiplies --bf16 in bf16 here (bf16 units that beat the FMAs, under
+# KILN_MAX_CPU_ISA too).
 bf16_units=$(./build/kiln bench --config tiny --batch 1 --seq 8 --steps 1 --warmup 0 \
-  --threads "$threads" | "$python" -c \
-  "import json, sys; print(int(json.load(sys.stdin)['peak_bf16_gflops'] > 0))")
+  --dtype bf16 --threads "$threads" 2> /dev/null | "$python" -c \
+  "import json, sys; print(int(json.load(sys.stdin)['bf16_products_native']))")
 # The mission's row first: a run cut short still has it (bf16 where there are bf16 units).
 if ((large)); then
   run_row mlm large "$( ((bf16_units)) && echo bf16 || echo fp32)" "$large_batch" 512 \
@@ -218,11 +219,11 @@ for key in sorted(runs, key=lambda k: (k[0] == "mlm", order.index(k[1]), k[2] !=
                        (f"RSS ≤ {MLM_RSS}× best peer's", rss <= MLM_RSS)]
         elif dtype == "fp32" and config in FP32_RATIO:
             checks.append((f"≥ {FP32_RATIO[config]}× best peer", ratio >= FP32_RATIO[config]))
-        elif dtype == "bf16" and kiln["peak_bf16_gflops"] > 0:
+        elif dtype == "bf16" and kiln["bf16_products_native"]:
             checks.append((f"≥ {BF16_RATIO}× best peer", ratio >= BF16_RATIO))
     fp32 = runs.get((task, config, "fp32"), {}).get("kiln")
     if kiln and fp32 and task == "classification" and dtype == "bf16":
-        need = BF16_OVER_FP32 if kiln["peak_bf16_gflops"] > 0 else BF16_OVER_FP32_NO_UNITS
+        need = BF16_OVER_FP32 if kiln["bf16_products_native"] else BF16_OVER_FP32_NO_UNITS
         gain = kiln["tokens_per_s"] / fp32["tokens_per_s"]
         checks.insert(0, (f"≥ {need}× Kiln fp32 ({gain:.2f}×)", gain >= need))
     if kiln and task == "classification" and config == "base" and dtype == "fp32":

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_test_util.h"
+#include "kiln/backends/cpu/bf16_products.h"
 #include "kiln/io/mlm_collate.h"
 #include "kiln/train/mlm_job_projection.h"
 
@@ -15,17 +16,19 @@ namespace {
 
 using testing::run_kiln;
 
-// The line --bf16 prints on stderr (merged here) on a CPU without bf16 units, or where
-// ONEDNN_MAX_CPU_ISA caps them off.
-constexpr std::string_view kNoBf16Units = "kiln: this CPU has no bf16 units";
+// The end of the line --bf16 prints on stderr (merged here) on a CPU without bf16 units or with
+// slow ones, or where ONEDNN_MAX_CPU_ISA caps them off.
+constexpr std::string_view kBf16Rounding = "; --bf16 rounds to bf16 and multiplies in fp32\n";
 
 nlohmann::json bench_line(const std::string& flags, const std::string& environment = "") {
   testing::CommandResult result = testing::run_command(
       environment + KILN_BINARY + " bench --config tiny --batch 2 --seq 16 " + flags);
   EXPECT_EQ(result.exit_code, 0) << result.output;
   std::string output = result.output;
-  if (size_t notice = output.find(kNoBf16Units); notice != std::string::npos) {
-    output.erase(notice, output.find('\n', notice) + 1 - notice);
+  if (size_t notice = output.find(kBf16Rounding); notice != std::string::npos) {
+    size_t line = output.rfind('\n', notice);
+    line = line == std::string::npos ? 0 : line + 1;
+    output.erase(line, notice + kBf16Rounding.size() - line);
   }
   // The JSON line is the whole standard output (compile lines would go to a log, not here).
   EXPECT_EQ(std::count(output.begin(), output.end(), '\n'), 1) << result.output;
@@ -42,7 +45,8 @@ TEST(CliBench, TinyRunPrintsOneJsonLineWithEveryField) {
         "proc_cpu_pct", "proc_sys_s_per_step", "cpu_steal_pct", "loss_first", "loss_last",
         "malloc", "optimizer", "tag", "framework", "device", "step_ms_median",
         "model_flops_per_s", "peak_gflops", "peak_kernel", "peak_fraction", "peak_fp32_gflops",
-        "peak_bf16_gflops", "measured_clock_ghz", "cpu_model", "cpu_isa", "compile_ms", "compiles",
+        "peak_bf16_gflops", "bf16_products_native", "measured_clock_ghz", "cpu_model", "cpu_isa",
+        "compile_ms", "compiles",
         "cache_hits", "kernels", "arena_bytes", "host_to_device_bytes_per_step",
         "device_to_host_bytes_per_step", "compile_options", "peak_rss_minus_16b_per_param_mib",
         "planned_peak_bytes", "planned_fixed_bytes", "planned_activation_bytes",
@@ -163,6 +167,8 @@ TEST(CliBench, RunsOnTheReferenceBackendAndAsksForBf16) {
   nlohmann::json bf16 = bench_line("--steps 1 --warmup 1 --dtype bf16");
   EXPECT_EQ(bf16["dtype"], "bf16");
   EXPECT_NE(bf16["compile_options"].get<std::string>().find("bf16"), std::string::npos);
+  EXPECT_EQ(bf16["bf16_products_native"], cpu::cpu_has_bf16_products());
+  EXPECT_EQ(reference["bf16_products_native"], false);  // an fp32 run
 }
 
 TEST(CliBench, BadFlagsAreErrors) {

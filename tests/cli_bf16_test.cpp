@@ -1,10 +1,13 @@
 // --bf16 on a CPU without bf16 units, as ONEDNN_MAX_CPU_ISA makes any CPU look: a training run
 // that compiles a training and an evaluation program says once that it rounds to bf16 and
 // multiplies in fp32, and naming the instruction set; a run that does not ask for bf16 says
-// nothing.
+// nothing. At the AVX512-BF16 level it multiplies in bf16 only where vdpbf16ps beats the FMAs,
+// and says so where it does not.
 #include <gtest/gtest.h>
 
 #include "cli_test_util.h"
+#include "kiln/backends/cpu/bf16_products.h"
+#include "kiln/backends/cpu/cpu_isa.h"
 
 namespace kiln {
 namespace {
@@ -46,6 +49,19 @@ TEST(CliBf16, WithoutBf16UnitsABf16RunSaysSoOnce) {
   testing::CommandResult f32 = train_capped("AVX2", "");
   ASSERT_EQ(f32.exit_code, 0) << f32.output;
   EXPECT_EQ(count(f32.output, kNotice), 0) << f32.output;
+}
+
+TEST(CliBf16, SlowBf16UnitsSaySoOnceWithTheirRates) {
+  if (cpu::detected_cpu_isa() < cpu::CpuIsa::avx512_core_bf16) {
+    GTEST_SKIP() << "this CPU has no AVX512_BF16";
+  }
+  testing::CommandResult run = train_capped("AVX512_CORE_BF16", " --bf16");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  constexpr std::string_view kSlow =
+      "kiln: this CPU's bf16 units are slow (avx512_core_bf16: vdpbf16ps ";
+  bool pays = cpu::vdpbf16ps_pays(cpu::vector_unit_rates());
+  EXPECT_EQ(count(run.output, kSlow), pays ? 0 : 1) << run.output;
+  EXPECT_EQ(count(run.output, kNotice), 0) << run.output;
 }
 
 }  // namespace

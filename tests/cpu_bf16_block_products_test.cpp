@@ -2,7 +2,8 @@
 // (amx_block_products.h): against a double-precision product of the same bf16 values, at block
 // shapes with odd inner dims, partial column vectors and tiles, and rows outside whole tiles, with
 // a read as stored and transposed; and which the attention uses at which level (the ISA in use,
-// under KILN_MAX_CPU_ISA).
+// under KILN_MAX_CPU_ISA) and the backend's --bf16 with it: vdpbf16ps only where it beats the
+// FMAs (bf16_products.h).
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -12,6 +13,7 @@
 
 #include "kiln/backends/cpu/amx_block_products.h"
 #include "kiln/backends/cpu/bf16_block_products.h"
+#include "kiln/backends/cpu/bf16_products.h"
 #include "kiln/backends/cpu/cpu_isa.h"
 #include "kiln/ir/philox.h"
 
@@ -92,12 +94,48 @@ TEST(Bf16BlockProducts, AttentionUsesTheBestTheIsaInUseHas) {
       EXPECT_EQ(products.pack_words, &amx_pack_words);
       break;
     case CpuIsa::avx512_core_bf16:
-      EXPECT_EQ(products.accumulate, &bf16_gemm_accumulate);
-      EXPECT_EQ(products.pack_words, &bf16_pack_words);
+      if (vdpbf16ps_pays(vector_unit_rates())) {
+        EXPECT_EQ(products.accumulate, &bf16_gemm_accumulate);
+        EXPECT_EQ(products.pack_words, &bf16_pack_words);
+      } else {
+        EXPECT_EQ(products.accumulate, nullptr);
+        EXPECT_EQ(products.pack_words, nullptr);
+      }
       break;
     default:
       EXPECT_EQ(products.accumulate, nullptr);
       EXPECT_EQ(products.pack_words, nullptr);
+  }
+}
+
+TEST(Bf16Products, Vdpbf16psPaysFromOneAndAHalfTimesTheFmasFlops) {
+  EXPECT_TRUE(vdpbf16ps_pays({.bf16_dot_gflops = 200, .fma_gflops = 100}));  // Zen 4 and 5's 2x
+  EXPECT_TRUE(vdpbf16ps_pays({.bf16_dot_gflops = 150, .fma_gflops = 100}));
+  EXPECT_FALSE(vdpbf16ps_pays({.bf16_dot_gflops = 149, .fma_gflops = 100}));
+  EXPECT_FALSE(vdpbf16ps_pays({.bf16_dot_gflops = 112, .fma_gflops = 218}));  // a Sapphire Rapids
+  EXPECT_FALSE(vdpbf16ps_pays({}));                                           // no units
+}
+
+TEST(Bf16Products, RatesAreMeasuredWhereTheCpuHasVdpbf16ps) {
+  VectorUnitRates rates = vector_unit_rates();
+  if (detected_cpu_isa() >= CpuIsa::avx512_core_bf16) {
+    EXPECT_GT(rates.bf16_dot_gflops, 1.0);
+    EXPECT_GT(rates.fma_gflops, 1.0);
+  } else {
+    EXPECT_EQ(rates.bf16_dot_gflops, 0.0);
+    EXPECT_EQ(rates.fma_gflops, 0.0);
+  }
+}
+
+// Under KILN_MAX_CPU_ISA too (oneDNN takes the cap): --bf16 multiplies in bf16 on AMX, and on
+// vdpbf16ps where it pays; below, and where it does not, it rounds and multiplies in fp32.
+TEST(Bf16Products, BackendMultipliesInBf16WhereItPays) {
+  switch (effective_cpu_isa()) {
+    case CpuIsa::avx512_core_amx: EXPECT_TRUE(cpu_has_bf16_products()); break;
+    case CpuIsa::avx512_core_bf16:
+      EXPECT_EQ(cpu_has_bf16_products(), vdpbf16ps_pays(vector_unit_rates()));
+      break;
+    default: EXPECT_FALSE(cpu_has_bf16_products());
   }
 }
 

@@ -15,6 +15,7 @@
 #include "bench_task.h"
 #include "commands.h"
 #include "setup.h"
+#include "kiln/backends/cpu/bf16_products.h"
 #include "kiln/backends/cpu/cpu_isa.h"
 #include "kiln/dist/communicator.h"
 #include "kiln/ir/error.h"
@@ -135,7 +136,8 @@ void run_bench(const BenchOptions& options) {
   const int64_t steps_run = options.warmup + options.steps;  // the warm-up's all-reduce too
   const StepTimes time = step_times(times);
   const RuntimeCounters counters = runtime.counters();
-  const bool bf16 = options.dtype == "bf16" && peak.bf16_gflops > 0;
+  // bf16 products where the CPU backend multiplies in bf16, else rounded operands' fp32 products.
+  const bool bf16 = options.dtype == "bf16" && peak.bf16_gflops > 0 && cpu::cpu_has_bf16_products();
   const double peak_gflops = bf16 ? peak.bf16_gflops : peak.fp32_gflops;
   const double gflops = flops / time.median / 1e9;
   const double peak_rss = peak_rss_mib();
@@ -184,6 +186,7 @@ void run_bench(const BenchOptions& options) {
       {"peak_fraction", peak_gflops > 0 ? nlohmann::ordered_json(gflops / peak_gflops) : nullptr},
       {"peak_fp32_gflops", peak.fp32_gflops},
       {"peak_bf16_gflops", peak.bf16_gflops},
+      {"bf16_products_native", bf16},
       {"measured_clock_ghz", peak.clock_ghz},
       {"cpu_model", peak.cpu_model},
       {"cpu_isa", std::string(cpu::cpu_isa_name(cpu::effective_cpu_isa()))},

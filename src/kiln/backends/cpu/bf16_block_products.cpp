@@ -7,6 +7,7 @@
 #include <bit>
 
 #include "kiln/backends/cpu/amx_block_products.h"
+#include "kiln/backends/cpu/bf16_products.h"
 #include "kiln/backends/cpu/cpu_isa.h"
 #include "kiln/backends/cpu/lane_masks.h"
 #include "kiln/ir/error.h"
@@ -42,14 +43,14 @@ int64_t bf16_pack_words(int64_t rows, int64_t inner, int64_t cols) {
 
 #if KILN_BF16_PRODUCTS
 
-// vdpbf16ps not on AMX CPUs: there (a Sapphire-Rapids-class Xeon) it does as many products per
-// cycle as f32 FMAs, and with the packing the fused attention measured 1.12x slower than with
-// FMAs; AMX tiles do 16x an FMA's products there. vdpbf16ps pays where it does twice an FMA's
-// products (AMD Zen 4 and 5 by the instruction tables; not measured here).
+// AMX tiles do 16x an FMA's products on a Sapphire-Rapids-class Xeon; vdpbf16ps only where it
+// beats the FMAs (vdpbf16ps_pays: AMD Zen 4 and 5 by the instruction tables, not Intel's cores).
 Bf16BlockProducts attention_bf16_products() {
   switch (effective_cpu_isa()) {
     case CpuIsa::avx512_core_amx: return {&amx_gemm_accumulate, &amx_pack_words};
-    case CpuIsa::avx512_core_bf16: return {&bf16_gemm_accumulate, &bf16_pack_words};
+    case CpuIsa::avx512_core_bf16:
+      if (!vdpbf16ps_pays(vector_unit_rates())) return {};
+      return {&bf16_gemm_accumulate, &bf16_pack_words};
     default: return {};
   }
 }

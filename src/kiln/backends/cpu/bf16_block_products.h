@@ -17,8 +17,9 @@ struct Bf16BlockProducts {
 };
 
 // The fused attention's products of bf16 operands at the ISA in use (under KILN_MAX_CPU_ISA): AMX
-// tiles (amx_block_products.h) at avx512_core_amx, vdpbf16ps at avx512_core_bf16, none (null
-// members: the kernels' f32 FMA loops) below or where this build cannot (GCC or clang on x86-64).
+// tiles (amx_block_products.h) at avx512_core_amx, vdpbf16ps at avx512_core_bf16 where it beats
+// the FMAs (vdpbf16ps_pays, bf16_products.h), none (null members: the kernels' f32 FMA loops)
+// elsewhere or where this build cannot (GCC or clang on x86-64).
 Bf16BlockProducts attention_bf16_products();
 
 // The 32-bit words of scratch bf16_gemm_accumulate needs for products up to rows x inner x cols.

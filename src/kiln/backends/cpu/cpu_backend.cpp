@@ -206,7 +206,7 @@ class CpuBackend : public Backend {
     if (options_.bf16_products) return *options_.bf16_products;
     if (!options.bf16) return true;  // no bf16 products asked for: nothing to say
     bool native = cpu::cpu_has_bf16_products();
-    if (!native) cpu::print_no_bf16_units_notice_once();
+    if (!native) cpu::print_bf16_rounding_notice_once();
     return native;
   }
 
