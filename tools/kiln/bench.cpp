@@ -87,21 +87,20 @@ void run_bench(const BenchOptions& options) {
   Runtime runtime(*backend, {}, compile_cache_folder(options.compile_cache_dir));
   TrainStep step(graph, workload.loss, params, std::vector<bool>(params.size(), true),
                  step_config, runtime, workload.loss_count);
-  TensorMap initial = std::move(workload.initial);  // cleared once uploaded (peak RSS)
-  TrainState state(runtime, initial, replicas);
+  TrainState state(runtime, std::move(workload.initial), replicas);
   // Each replica trains on the same synthetic batch (the time is what is measured).
   ReplicaFeeds feeds(static_cast<size_t>(replicas), workload.batch);
 
   // bert_torch.py's FLOPs: 6 * non-embedding parameters * tokens + attention's 12 * L * S^2 * H * B.
   int64_t params_total = 0, params_tables = 0;
-  for (const auto& [name, value] : initial) {
-    params_total += value.numel();
+  for (const auto& [name, buffers] : state.param_buffers()) {
+    const int64_t count = shape_numel(buffers[0]->shape());
+    params_total += count;
     for (const char* table : {"word_embeddings", "position_embeddings", "token_type_embeddings"}) {
-      if (name.find(table) != std::string::npos) params_tables += value.numel();
+      if (name.find(table) != std::string::npos) params_tables += count;
     }
   }
   const int64_t params_nonembedding = params_total - params_tables;
-  initial.clear();
   return_free_heap_pages();
   // Planned before the first step runs (this compiles the update program).
   const StepMemory memory = step_memory(step, state);

@@ -39,20 +39,22 @@ void check_same_names(const TensorMap& loaded, const BufferMap& state, const cha
 
 }  // namespace
 
-TrainState::TrainState(Runtime& runtime, const TensorMap& params, int replicas,
+TrainState::TrainState(Runtime& runtime, TensorMap params, int replicas,
                        const OptimizerConfig& optimizer)
     : runtime_(runtime), replicas_(replicas), optimizer_kind_(optimizer_kind(optimizer.name)) {
   check(replicas >= 1 && replicas <= runtime.backend().devices(), "train_step", replicas,
         " replicas, but the ", runtime.backend().name(), " backend has ",
         runtime.backend().devices(), " devices");
   std::unique_ptr<Optimizer> rule = make_optimizer(optimizer);
-  for (const auto& [name, value] : params) {
-    params_.emplace(name, upload(value));
+  DType dtype = params.empty() ? DType::f32 : params.begin()->second.dtype();
+  while (!params.empty()) {
+    auto entry = params.extract(params.begin());  // freed at the end of the iteration
+    const Tensor& value = entry.mapped();
+    params_.emplace(entry.key(), upload(value));
     for (const OptimizerSlot& slot : rule->slots(value.shape())) {
-      slots_.emplace(name + "." + slot.name, upload(Tensor(value.dtype(), slot.shape)));
+      slots_.emplace(entry.key() + "." + slot.name, upload(Tensor(value.dtype(), slot.shape)));
     }
   }
-  DType dtype = params.empty() ? DType::f32 : params.begin()->second.dtype();
   step_ = upload(Tensor::scalar(dtype, 0.0));
   healthy_ = upload(Tensor::scalar(DType::boolean, 1.0));
 }

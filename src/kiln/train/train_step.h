@@ -30,8 +30,10 @@ using ReplicaFeeds = std::vector<TensorMap>;
 class TrainState {
  public:
   // `params` on `replicas` devices of the runtime's backend, the slots `optimizer` keeps for
-  // them at zero, no update done.
-  TrainState(Runtime& runtime, const TensorMap& params, int replicas = 1,
+  // them at zero, no update done. Each host tensor is let go once uploaded: moved in, the host
+  // weights are freed one by one instead of sitting next to the whole state (BERT-large: the
+  // peak RSS of kiln bench's upload was 0.3 GiB above its steps').
+  TrainState(Runtime& runtime, TensorMap params, int replicas = 1,
              const OptimizerConfig& optimizer = {});
 
   int replicas() const { return replicas_; }

@@ -78,7 +78,8 @@ Trainer::Trainer(TrainingArguments args, const PretrainedConfig& config, TensorM
       log_(log),
       runtime_(backend, [this](const std::string& line) { note(line); },
                compile_cache_folder(args_.compile_cache_dir)),
-      train_state_(runtime_, weights, replica_count(args_, backend), optimizer_config(args_)),
+      train_state_(runtime_, std::move(weights), replica_count(args_, backend),
+                   optimizer_config(args_)),
       programs_(head_, *config_, step_config(args_, train_state_.replicas()), runtime_,
                 args_.mlm_probability, args_.label_smoothing_factor) {
   dist::Communicator& world = dist::world();
@@ -91,12 +92,12 @@ Trainer::Trainer(TrainingArguments args, const PretrainedConfig& config, TensorM
         family_.max_positions(*config_));
   config_->architectures = {family_.architecture(head_)};
   // HF's floating_point_ops counts the parameters outside the embeddings.
-  for (const auto& [name, value] : weights) {
-    parameters_ += value.numel();
-    if (name.find("embeddings.") == std::string::npos) non_embedding_params_ += value.numel();
+  for (const auto& [name, buffers] : train_state_.param_buffers()) {
+    const int64_t count = shape_numel(buffers[0]->shape());
+    parameters_ += count;
+    if (name.find("embeddings.") == std::string::npos) non_embedding_params_ += count;
   }
-  weights.clear();  // uploaded: train_state_ holds them now
-  return_free_heap_pages();
+  return_free_heap_pages();  // of the host weights, let go as they were uploaded
   if (args_.early_stopping_patience) {
     callbacks_.push_back(std::make_shared<EarlyStoppingCallback>(*args_.early_stopping_patience,
                                                                  args_.early_stopping_threshold));
