@@ -214,6 +214,13 @@ std::vector<GradCase> all_cases() {
                    },
                    [](const std::vector<Value>& a) { return layer_norm(a[0], a[1], a[2], 1e-5); }});
   cases.push_back(unary_case("gelu", OpKind::gelu, &gelu, -3.0, 3.0));
+  // Through its decomposition (second order).
+  cases.push_back({"gelu_grad", OpKind::gelu_grad,
+                   [](Rng& rng) {
+                     Shape shape = random_shape(rng);
+                     return std::vector<ArgSpec>{arg(shape, -3, 3), arg(shape)};
+                   },
+                   [](const std::vector<Value>& a) { return gelu_grad(a[0], a[1]); }});
   cases.push_back({"cross_entropy", OpKind::cross_entropy,
                    [](Rng& rng) {
                      ArgSpec labels{DType::i64, {5}, 0, 4, false, {0, -100, 3, 2, 0}};

@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 
+#include "kiln/autodiff/grad.h"
 #include "kiln/backends/reference/reference_backend.h"
 #include "kiln/ir/error.h"
 #include "kiln/ir/op_registry.h"
@@ -253,6 +254,22 @@ TEST(Composite, Gelu) {
   EXPECT_EQ(y.shape(), (Shape{3}));
   EXPECT_EQ(error_of([&] { gelu(g.input("b", DType::boolean, {3})); }),
             "[gelu] needs a floating dtype, got bool");
+}
+
+TEST(Composite, GeluGrad) {
+  Graph g;
+  Value x = g.input("x", DType::bf16, {2, 3}), dy = g.input("dy", DType::bf16, {2, 3});
+  Value dx = gelu_grad(x, dy);
+  EXPECT_EQ(dx.op(), OpKind::gelu_grad);
+  EXPECT_EQ(dx.dtype(), DType::bf16);
+  EXPECT_EQ(dx.shape(), (Shape{2, 3}));
+  EXPECT_EQ(error_of([&] { gelu_grad(x, g.input("f32", DType::f32, {2, 3})); }),
+            "[gelu_grad] dtype mismatch: bf16 vs f32");
+  EXPECT_EQ(error_of([&] { gelu_grad(x, g.input("short", DType::bf16, {3})); }),
+            "[gelu_grad] dy (3) should be x's (2,3)");
+  // gelu's gradient is this one node.
+  Value f32 = g.input("x32", DType::f32, {2, 3});
+  EXPECT_EQ(grad(reduce_sum(gelu(f32)), {f32})[0].op(), OpKind::gelu_grad);
 }
 
 TEST(Composite, CrossEntropy) {

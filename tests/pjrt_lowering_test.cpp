@@ -71,6 +71,7 @@ std::vector<std::string> expected_ops(OpKind kind) {
     case OpKind::log_softmax: return {"stablehlo.exponential", "stablehlo.log"};
     case OpKind::layer_norm: return {"stablehlo.rsqrt", "stablehlo.reduce"};
     case OpKind::gelu: return {"chlo.erf"};
+    case OpKind::gelu_grad: return {"chlo.erf", "stablehlo.exponential"};
     case OpKind::cross_entropy: return {"stablehlo.iota", "stablehlo.compare", "stablehlo.log"};
     case OpKind::attention: return {"stablehlo.dot_general", "stablehlo.exponential"};
     case OpKind::attention_grad:

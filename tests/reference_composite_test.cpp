@@ -95,6 +95,19 @@ TEST(ReferenceComposite, Gelu) {
   }
 }
 
+TEST(ReferenceComposite, GeluGrad) {
+  std::mt19937_64 rng(8);
+  for (DType dtype : kDTypes) {
+    for (const Shape& shape : {Shape{7}, Shape{3, 4}, Shape{2, 2, 5}}) {
+      Graph g;
+      Value x = g.input("x", dtype, shape), dy = g.input("dy", dtype, shape);
+      expect_matches_decomposition(gelu_grad(x, dy),
+                                   {testing::random_tensor(rng, dtype, shape, -4.0, 4.0),
+                                    testing::random_tensor(rng, dtype, shape, -1.0, 1.0)});
+    }
+  }
+}
+
 TEST(ReferenceComposite, CrossEntropy) {
   std::mt19937_64 rng(4);
   struct Case {

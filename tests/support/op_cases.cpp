@@ -196,6 +196,11 @@ Outputs layer_norms(Feeds& in, DType d) {
 
 Outputs gelus(Feeds& in, DType d) { return {gelu(in.any(d, {7, 33}, -4.0, 4.0))}; }
 
+Outputs gelu_grads(Feeds& in, DType d) {
+  Value x = in.any(d, {7, 33}, -4.0, 4.0);
+  return {gelu_grad(x, in.any(d, {7, 33})), gelu_grad(in.with_nans(d, {5}), in.any(d, {5}))};
+}
+
 // i64 labels with one ignored row, and i32 labels.
 Outputs cross_entropies(Feeds& in, DType d) {
   Value logits = in.any(d, {6, 10}, -4.0, 4.0);
@@ -310,6 +315,7 @@ std::map<OpKind, OpCase> op_cases() {
       {OpKind::log_softmax, {kFloat, softmaxes}},
       {OpKind::layer_norm, {kFloat, layer_norms}},
       {OpKind::gelu, {kFloat, gelus}},
+      {OpKind::gelu_grad, {kFloat, gelu_grads}},
       {OpKind::cross_entropy, {kFloat, cross_entropies}},
       {OpKind::attention, {kFloat, attentions}},
       {OpKind::attention_grad, {kFloat, attention_grads}},

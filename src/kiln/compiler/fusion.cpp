@@ -1,7 +1,7 @@
 // Fusion: groups nodes into kernels, visiting them in order and adding each to the group of one
 // of its producers when it can join it (producer -> consumer fusion, several results per group):
 //   loop  elementwise nodes over one flat index space (unary, binary, compare, select, cast, gelu,
-//         dropout, and the computed sources random_bits and iota); broadcasts of values computed
+//         gelu_grad, dropout, and the computed sources random_bits and iota); broadcasts of values computed
 //         before the group are read in place by index, never materialised; reductions over
 //         trailing axes end rows of the space, or (not in the same group) sums over leading axes
 //         gather its columns;
@@ -26,7 +26,8 @@ bool elementwise(OpKind op) {
   OpCategory category = op_info(op).category;
   return category == OpCategory::unary || category == OpCategory::binary ||
          op == OpKind::compare || op == OpKind::select || op == OpKind::cast ||
-         op == OpKind::gelu || op == OpKind::dropout || op == OpKind::random_bits ||
+         op == OpKind::gelu || op == OpKind::gelu_grad || op == OpKind::dropout ||
+         op == OpKind::random_bits ||
          op == OpKind::iota;
 }
 

@@ -18,6 +18,7 @@ Value decompose_softmax(const Node& node, std::span<const Value> inputs);
 Value decompose_log_softmax(const Node& node, std::span<const Value> inputs);
 Value decompose_layer_norm(const Node& node, std::span<const Value> inputs);
 Value decompose_gelu(const Node& node, std::span<const Value> inputs);
+Value decompose_gelu_grad(const Node& node, std::span<const Value> inputs);
 Value decompose_cross_entropy(const Node& node, std::span<const Value> inputs);
 Value decompose_attention(const Node& node, std::span<const Value> inputs);
 Value decompose_attention_grad(const Node& node, std::span<const Value> inputs);

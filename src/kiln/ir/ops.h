@@ -114,6 +114,9 @@ Value log_softmax(Value x, int64_t axis = -1);
 Value layer_norm(Value x, Value gamma, Value beta, double eps);
 // x * 0.5 * (1 + erf(x / sqrt(2)))
 Value gelu(Value x);
+// dy * gelu'(x), gelu's gradient: dy (Phi(x) + x phi(x)) with Phi and phi the standard normal's
+// distribution and density. x and dy of one floating dtype and shape.
+Value gelu_grad(Value x, Value dy);
 // logits [N, C] (floating), labels [N] (i32/i64) -> scalar mean over labels != ignore_index.
 Value cross_entropy(Value logits, Value labels, int64_t ignore_index = -100);
 // Dropout on attention's probabilities, keyed as the dropout op keys its bits: the element

@@ -51,6 +51,15 @@ Value gelu(Value x) {
   return add_composite(OpKind::gelu, {x}, NoAttrs{}, x.dtype(), x.shape());
 }
 
+Value gelu_grad(Value x, Value dy) {
+  detail::check_operands({x, dy}, "gelu_grad");
+  detail::check_floating(x, "gelu_grad");
+  detail::check_same_dtype(x, dy, "gelu_grad");
+  check(dy.shape() == x.shape(), "gelu_grad", "dy ", shape_str(dy.shape()), " should be x's ",
+        shape_str(x.shape()));
+  return add_composite(OpKind::gelu_grad, {x, dy}, NoAttrs{}, x.dtype(), x.shape());
+}
+
 Value cross_entropy(Value logits, Value labels, int64_t ignore_index) {
   detail::check_operands({logits, labels}, "cross_entropy");
   detail::check_floating(logits, "cross_entropy");

@@ -2,6 +2,7 @@
 // decompositions, which are tested against these kernels).
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <limits>
 
 #include "kiln/reference_kernels/kernel_util.h"
@@ -100,6 +101,24 @@ Tensor kernel_layer_norm(const Node& node, Operands operands) {
       results[k] = (values[k] - mean) * inv_std * gamma[k] + beta[k];
     }
   });
+}
+
+Tensor kernel_gelu_grad(const Node& node, Operands operands) {
+  const Tensor& x = operands[0];
+  const Tensor& dy = operands[1];
+  Tensor out(x.dtype(), node.shape);
+  visit_floating(node, x.dtype(), [&]<typename T>() {
+    const T* in = x.data_as<T>();
+    const T* grad = dy.data_as<T>();
+    T* o = out.data_as<T>();
+    for (int64_t i = 0, n = out.numel(); i < n; ++i) {
+      double v = widen(in[i]);
+      double cdf = 0.5 * (1.0 + std::erf(v / std::sqrt(2.0)));
+      double pdf = std::exp(-0.5 * v * v) / std::sqrt(2.0 * std::numbers::pi);
+      o[i] = narrow<T>(widen(grad[i]) * (cdf + v * pdf));
+    }
+  });
+  return out;
 }
 
 Tensor kernel_gelu(const Node& node, Operands operands) {

@@ -40,8 +40,8 @@ using KernelMaker = Kernel (*)(const Graph& graph, int32_t id);
 KernelMaker kernel_maker(OpKind kind);
 
 // Elementwise ops, which run in loop kernels (loop_kernel.cpp), alone or fused: unary, binary,
-// compare, select, cast, the computed sources iota and random_bits, and the gelu and dropout
-// composites.
+// compare, select, cast, the computed sources iota and random_bits, and the gelu, gelu_grad and
+// dropout composites.
 bool runs_in_loops(OpKind kind);
 
 // The kernel of a loop group (or of a single elementwise node): one pass over its index space.

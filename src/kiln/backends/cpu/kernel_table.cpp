@@ -37,6 +37,7 @@ bool runs_in_loops(OpKind kind) {
   return category == OpCategory::unary || category == OpCategory::binary ||
          kind == OpKind::compare || kind == OpKind::select || kind == OpKind::cast ||
          kind == OpKind::random_bits || kind == OpKind::iota || kind == OpKind::gelu ||
+         kind == OpKind::gelu_grad ||
          kind == OpKind::dropout;
 }
 

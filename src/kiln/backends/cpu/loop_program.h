@@ -87,7 +87,8 @@ struct Instr {
 // op for what it cannot compute.
 InstrFn load_instr(DType dtype);
 InstrFn store_instr(DType dtype);
-// Elementwise nodes: unary, binary, compare, select, cast, gelu, dropout, random_bits.
+// Elementwise nodes: unary, binary, compare, select, cast, gelu, gelu_grad, dropout,
+// random_bits.
 InstrFn compute_instr(const Graph& graph, const Node& node);
 // A floating binary node one operand of which is a scalar read from buffer Instr::node instead of
 // a register (`a`: the first operand; `b`: the second); null for ops it does not cover.
