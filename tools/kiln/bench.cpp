@@ -136,7 +136,7 @@ void run_bench(const BenchOptions& options) {
   const StepTimes time = step_times(times);
   const RuntimeCounters counters = runtime.counters();
   // bf16 products where the CPU backend multiplies in bf16, else rounded operands' fp32 products.
-  const bool bf16 = options.dtype == "bf16" && peak.bf16_gflops > 0 && cpu::cpu_has_bf16_products();
+  const bool bf16 = options.dtype == "bf16" && cpu::cpu_has_bf16_products();
   const double peak_gflops = bf16 ? peak.bf16_gflops : peak.fp32_gflops;
   const double gflops = flops / time.median / 1e9;
   const double peak_rss = peak_rss_mib();

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "kiln/backends/cpu/amx_tile_config.h"
 #include "kiln/backends/cpu/lane_masks.h"
 #include "kiln/ir/error.h"
 
@@ -39,20 +40,6 @@ int64_t amx_pack_words(int64_t rows, int64_t inner, int64_t cols) {
 #if KILN_AMX_PRODUCTS
 
 namespace {
-
-// LDTILECFG's 64 bytes: palette 1, every tile 16 rows of 64 bytes.
-struct alignas(64) TileConfig {
-  uint8_t palette = 1, start_row = 0, reserved[14] = {};
-  uint16_t bytes_per_row[16] = {};
-  uint8_t rows[16] = {};
-
-  TileConfig() {
-    for (int t = 0; t < 8; ++t) {
-      bytes_per_row[t] = 64;
-      rows[t] = 16;
-    }
-  }
-};
 
 // The bf16 (the high 16 bits) of 16 bf16 numbers held as f32. (The zero-masked forms of the
 // shift and the narrowing: GCC 12 warns of the unmasked ones' undefined pass-through.)

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "kiln/backends/cpu/amx_tile_config.h"
 #include "kiln/ir/error.h"
 
 #if defined(__x86_64__)
@@ -87,13 +88,8 @@ constexpr long kAmxIterationsDivisor = 16;
 constexpr double kAmxFlop = 16.0 * 16.0 * 32.0 * 2.0;
 
 __attribute__((target("amx-tile,amx-bf16"))) float amx_bf16_chains(long iterations) {
-  alignas(64) unsigned char config[64] = {};
-  config[0] = 1;  // palette 1
-  for (int tile = 0; tile < 8; ++tile) {
-    config[16 + 2 * tile] = 64;  // bytes per row
-    config[48 + tile] = 16;      // rows
-  }
-  _tile_loadconfig(config);
+  static const TileConfig config;
+  _tile_loadconfig(&config);
   alignas(64) uint16_t ones[16 * 32];
   std::fill(std::begin(ones), std::end(ones), uint16_t{0x3f80});  // bf16 1.0
   _tile_loadd(6, ones, 64);
