@@ -245,6 +245,41 @@ TEST(Composite, LayerNorm) {
   EXPECT_EQ(error_of([&] { layer_norm(x, gamma, beta, -1.0); }), "[layer_norm] eps -1 is negative");
 }
 
+TEST(Composite, LayerNormGrads) {
+  Graph g;
+  Value x = g.input("x", DType::bf16, {2, 3, 5});
+  Value gamma = g.input("gamma", DType::bf16, {5});
+  Value dy = g.input("dy", DType::bf16, {2, 3, 5});
+  Value dx = layer_norm_grad(x, gamma, dy, 1e-5);
+  EXPECT_EQ(dx.op(), OpKind::layer_norm_grad);
+  EXPECT_EQ(dx.dtype(), DType::bf16);
+  EXPECT_EQ(dx.shape(), (Shape{2, 3, 5}));
+  EXPECT_EQ(dx.node().attr<LayerNormAttrs>().eps, 1e-5);
+  Value params = layer_norm_param_grads(x, dy, 1e-5);
+  EXPECT_EQ(params.op(), OpKind::layer_norm_param_grads);
+  EXPECT_EQ(params.shape(), (Shape{2, 5}));
+  EXPECT_EQ(error_of([&] { layer_norm_grad(x, g.input("g4", DType::bf16, {4}), dy, 1e-5); }),
+            "[layer_norm_grad] gamma (4) should be (5) for x (2,3,5)");
+  EXPECT_EQ(error_of([&] { layer_norm_grad(x, gamma, g.input("d", DType::bf16, {3, 5}), 1e-5); }),
+            "[layer_norm_grad] dy (3,5) should be x's (2,3,5)");
+  EXPECT_EQ(error_of([&] { layer_norm_param_grads(x, g.input("f", DType::f32, {2, 3, 5}), 0.0); }),
+            "[layer_norm_param_grads] dtype mismatch: bf16 vs f32");
+  EXPECT_EQ(error_of([&] { layer_norm_param_grads(x, dy, -1.0); }),
+            "[layer_norm_param_grads] eps -1 is negative");
+  EXPECT_EQ(error_of([&] { layer_norm_param_grads(g.input("s", DType::bf16, {}), dy, 0.0); }),
+            "[layer_norm_param_grads] x () has no axis");
+  // layer_norm's gradients are these two nodes (gamma's and beta's: rows of the second).
+  Value x32 = g.input("x32", DType::f32, {2, 3, 5});
+  Value gamma32 = g.input("gamma32", DType::f32, {5}), beta32 = g.input("beta32", DType::f32, {5});
+  std::vector<Value> grads = grad(reduce_sum(layer_norm(x32, gamma32, beta32, 1e-5)),
+                                  {x32, gamma32, beta32});
+  EXPECT_EQ(grads[0].op(), OpKind::layer_norm_grad);
+  for (size_t i : {1, 2}) {
+    EXPECT_EQ(grads[i].shape(), (Shape{5}));
+    EXPECT_EQ(grads[i].node().inputs.size(), 1u);
+  }
+}
+
 TEST(Composite, Gelu) {
   Graph g;
   Value x = g.input("x", DType::f16, {3});
@@ -366,6 +401,11 @@ TEST(Composite, Dropout) {
   EXPECT_EQ(y.shape(), (Shape{4, 5}));
   EXPECT_EQ(y.node().attr<DropoutAttrs>().rate, 0.25);
   EXPECT_EQ(y.node().attr<DropoutAttrs>().stream, 7u);
+  // Its gradient drops the cotangent with the same keys.
+  Value dx = grad(reduce_sum(y), {x})[0];
+  EXPECT_EQ(dx.op(), OpKind::dropout);
+  EXPECT_TRUE(dx.node().inputs[1] == seed.id() && dx.node().inputs[2] == offset.id());
+  EXPECT_EQ(dx.node().attr<DropoutAttrs>(), y.node().attr<DropoutAttrs>());
   int32_t before = g.size();
   EXPECT_TRUE(dropout(x, seed, offset, 0.0, 7).is(x));
   EXPECT_EQ(g.size(), before);

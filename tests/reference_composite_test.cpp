@@ -84,6 +84,27 @@ TEST(ReferenceComposite, LayerNorm) {
   }
 }
 
+TEST(ReferenceComposite, LayerNormGrads) {
+  std::mt19937_64 rng(9);
+  for (DType dtype : kDTypes) {
+    for (const Shape& shape : {Shape{4}, Shape{3, 5}, Shape{2, 3, 8}}) {
+      Shape param{shape.back()};
+      Tensor x = testing::random_tensor(rng, dtype, shape, -3.0, 5.0);
+      Tensor gamma = testing::random_tensor(rng, dtype, param, 0.5, 1.5);
+      Tensor dy = testing::random_tensor(rng, dtype, shape, -1.0, 1.0);
+      Graph g;
+      expect_matches_decomposition(layer_norm_grad(g.input("x", dtype, shape),
+                                                   g.input("gamma", dtype, param),
+                                                   g.input("dy", dtype, shape), 1e-5),
+                                   {x, gamma, dy});
+      Graph params;
+      expect_matches_decomposition(layer_norm_param_grads(params.input("x", dtype, shape),
+                                                          params.input("dy", dtype, shape), 1e-5),
+                                   {x, dy});
+    }
+  }
+}
+
 TEST(ReferenceComposite, Gelu) {
   std::mt19937_64 rng(3);
   for (DType dtype : kDTypes) {

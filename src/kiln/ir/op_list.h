@@ -9,9 +9,9 @@
 //   collective combines the values of every replica of a data-parallel program: a barrier that
 //              passes never fold, fuse or reorder among collectives (every replica must meet
 //              the same collectives in the same order)
-// Gradient: vjp = a VJP rule beside the builder (softmax's, gelu's, cross_entropy's and attention's
-// beside their decompositions); novjp = none (sources, integer/bool results, and the other
-// composites, which autodiff differentiates through their decomposition).
+// Gradient: vjp = a VJP rule beside the builder (softmax's, layer_norm's, gelu's, cross_entropy's,
+// attention's and dropout's beside their decompositions); novjp = none (sources, integer/bool
+// results, and the other composites, which autodiff differentiates through their decomposition).
 #pragma once
 
 #define KILN_OPS(X)               \
@@ -55,11 +55,13 @@
   X(scatter_add, structural, vjp) \
   X(softmax, composite, vjp)      \
   X(log_softmax, composite, novjp)\
-  X(layer_norm, composite, novjp) \
+  X(layer_norm, composite, vjp)   \
+  X(layer_norm_grad, composite, novjp) \
+  X(layer_norm_param_grads, composite, novjp) \
   X(gelu, composite, vjp)         \
   X(gelu_grad, composite, novjp)  \
   X(cross_entropy, composite, vjp)\
   X(attention, composite, vjp)    \
   X(attention_grad, composite, novjp) \
-  X(dropout, composite, novjp)    \
+  X(dropout, composite, vjp)      \
   X(all_reduce, collective, vjp)

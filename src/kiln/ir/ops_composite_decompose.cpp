@@ -39,6 +39,16 @@ Axes leading_axes(int64_t count) {
   return axes;
 }
 
+// x normalised along its last axis, with the biased variance (as torch).
+struct Normalized {
+  Value xhat, inv_std;  // (x - mean) / sqrt(var + eps), and 1 / sqrt(var + eps) [..., 1]
+};
+Normalized normalize(Value x, double eps) {
+  Value centered = x - mean(x, {-1}, true);
+  Value inv_std = rsqrt(mean(centered * centered, {-1}, true) + eps);
+  return {centered * inv_std, inv_std};
+}
+
 // x with dropout: keep = bits >= threshold, threshold = min(floor(rate * 2^32), 2^32 - 1); kept
 // values times 1 / (1 - rate), as torch scales (its gradient multiplies too). The offset, one
 // key or one per leading row, keys the bits as it keys random_bits.
@@ -111,12 +121,26 @@ Value decompose_log_softmax(const Node& node, std::span<const Value> inputs) {
 }
 
 Value decompose_layer_norm(const Node& node, std::span<const Value> inputs) {
-  double eps = node.attr<LayerNormAttrs>().eps;
-  Value x = widen(inputs[0]);
-  Value centered = x - mean(x, {-1}, true);
-  Value variance = mean(centered * centered, {-1}, true);  // biased, as torch
-  Value normalized = centered * rsqrt(variance + eps);
-  return narrow(normalized * widen(inputs[1]) + widen(inputs[2]), node.dtype);
+  Normalized x = normalize(widen(inputs[0]), node.attr<LayerNormAttrs>().eps);
+  return narrow(x.xhat * widen(inputs[1]) + widen(inputs[2]), node.dtype);
+}
+
+Value decompose_layer_norm_grad(const Node& node, std::span<const Value> inputs) {
+  Normalized x = normalize(widen(inputs[0]), node.attr<LayerNormAttrs>().eps);
+  Value g = widen(inputs[2]) * widen(inputs[1]);
+  Value dx = (g - mean(g, {-1}, true) - x.xhat * mean(g * x.xhat, {-1}, true)) * x.inv_std;
+  return narrow(dx, node.dtype);
+}
+
+Value decompose_layer_norm_param_grads(const Node& node, std::span<const Value> inputs) {
+  Value x = widen(inputs[0]), dy = widen(inputs[1]);
+  Value xhat = normalize(x, node.attr<LayerNormAttrs>().eps).xhat;
+  // Over the leading axes (reduce_sum with no axes would sum a single row's elements).
+  auto sum_rows = [&](Value v) {
+    return reshape(x.rank() == 1 ? v : reduce_sum(v, leading_axes(x.rank() - 1)), {1, x.dim(-1)});
+  };
+  Value dgamma = sum_rows(dy * xhat), dbeta = sum_rows(dy);
+  return narrow(concat({dgamma, dbeta}, 0), node.dtype);
 }
 
 // x / sqrt(2) as a product with 1 / sqrt(2), as torch's kernels compute it: the gradient autodiff
@@ -223,6 +247,28 @@ std::vector<Value> vjp_softmax(const VjpArgs& args) {
   int64_t axis = args.node.attr<SoftmaxAttrs>().axis;
   Value y = widen(args.output), dy = widen(args.cotangent);
   return {narrow(y * (dy - reduce_sum(dy * y, {axis}, true)), args.node.dtype)};
+}
+
+// Two kernels that recompute each row's statistics (a row stays in the L1 cache), where
+// differentiating the decomposition gives a chain of row reductions and broadcasts that fuses
+// into eight kernels and a dozen passes over [rows, width] (BERT-mini bf16, a step's 9 layer
+// norms' backward: 10.4 -> 5.8 ms).
+std::vector<Value> vjp_layer_norm(const VjpArgs& args) {
+  double eps = args.node.attr<LayerNormAttrs>().eps;
+  Value x = args.inputs[0], dy = args.cotangent;
+  Value params = layer_norm_param_grads(x, dy, eps);
+  int64_t width = x.dim(-1);
+  return {layer_norm_grad(x, args.inputs[1], dy, eps),
+          reshape(slice(params, {0, 0}, {1, width}), {width}),
+          reshape(slice(params, {1, 0}, {2, width}), {width})};
+}
+
+// Dropout is linear in x: its gradient drops the cotangent with the same keys, one loop
+// instruction where differentiating the decomposition draws the bits, compares and selects.
+std::vector<Value> vjp_dropout(const VjpArgs& args) {
+  const auto& attrs = args.node.attr<DropoutAttrs>();
+  return {dropout(args.cotangent, args.inputs[1], args.inputs[2], attrs.rate, attrs.stream),
+          Value{}, Value{}};
 }
 
 // One gelu_grad node: one instruction of a loop kernel over x and dy, where differentiating the

@@ -44,6 +44,20 @@ Tensor along_axis(const Node& node, const Tensor& x, int64_t axis, LaneOp lane) 
   return out;
 }
 
+// xhat = (x - mean) / sqrt(var + eps) of one row (biased variance, as torch); returns
+// 1 / sqrt(var + eps).
+double normalize(const double* x, size_t width, double eps, double* xhat) {
+  auto n = static_cast<double>(width);
+  double mean = 0.0;
+  for (size_t k = 0; k < width; ++k) mean += x[k];
+  mean /= n;
+  double var = 0.0;
+  for (size_t k = 0; k < width; ++k) var += (x[k] - mean) * (x[k] - mean);
+  double inv_std = 1.0 / std::sqrt(var / n + eps);
+  for (size_t k = 0; k < width; ++k) xhat[k] = (x[k] - mean) * inv_std;
+  return inv_std;
+}
+
 double max_of(const double* values, size_t count) {
   double max = -std::numeric_limits<double>::infinity();
   for (size_t k = 0; k < count; ++k) {
@@ -89,18 +103,54 @@ Tensor kernel_layer_norm(const Node& node, Operands operands) {
   std::vector<double> beta = widen_all(node, operands[2]);
   double eps = node.attr<LayerNormAttrs>().eps;
   return along_axis(node, x, x.rank() - 1, [&](const Lane& values, Lane& results) {
-    auto n = static_cast<double>(values.size());
-    double mean = 0.0;
-    for (double v : values) mean += v;
-    mean /= n;
-    double var = 0.0;
-    for (double v : values) var += (v - mean) * (v - mean);
-    var /= n;
-    double inv_std = 1.0 / std::sqrt(var + eps);
-    for (size_t k = 0; k < values.size(); ++k) {
-      results[k] = (values[k] - mean) * inv_std * gamma[k] + beta[k];
-    }
+    normalize(values.data(), values.size(), eps, results.data());
+    for (size_t k = 0; k < values.size(); ++k) results[k] = results[k] * gamma[k] + beta[k];
   });
+}
+
+// dx = (g - mean(g) - xhat mean(g xhat)) * inv_std with g = dy * gamma, row by row.
+Tensor kernel_layer_norm_grad(const Node& node, Operands operands) {
+  std::vector<double> x = widen_all(node, operands[0]);
+  std::vector<double> gamma = widen_all(node, operands[1]);
+  std::vector<double> dy = widen_all(node, operands[2]);
+  double eps = node.attr<LayerNormAttrs>().eps;
+  size_t width = gamma.size();
+  std::vector<double> dx(x.size()), xhat(width), g(width);
+  for (size_t row = 0; width > 0 && row < x.size(); row += width) {
+    double inv_std = normalize(&x[row], width, eps, xhat.data());
+    double g_sum = 0.0, gx_sum = 0.0;
+    for (size_t k = 0; k < width; ++k) {
+      g[k] = dy[row + k] * gamma[k];
+      g_sum += g[k];
+      gx_sum += g[k] * xhat[k];
+    }
+    auto n = static_cast<double>(width);
+    for (size_t k = 0; k < width; ++k) {
+      dx[row + k] = (g[k] - g_sum / n - xhat[k] * gx_sum / n) * inv_std;
+    }
+  }
+  Tensor out(node.dtype, node.shape);
+  narrow_all(node, dx, out);
+  return out;
+}
+
+// Row 0: sum of dy xhat over the rows; row 1: sum of dy.
+Tensor kernel_layer_norm_param_grads(const Node& node, Operands operands) {
+  std::vector<double> x = widen_all(node, operands[0]);
+  std::vector<double> dy = widen_all(node, operands[1]);
+  double eps = node.attr<LayerNormAttrs>().eps;
+  auto width = static_cast<size_t>(node.shape[1]);
+  std::vector<double> sums(2 * width, 0.0), xhat(width);
+  for (size_t row = 0; width > 0 && row < x.size(); row += width) {
+    normalize(&x[row], width, eps, xhat.data());
+    for (size_t k = 0; k < width; ++k) {
+      sums[k] += dy[row + k] * xhat[k];
+      sums[width + k] += dy[row + k];
+    }
+  }
+  Tensor out(node.dtype, node.shape);
+  narrow_all(node, sums, out);
+  return out;
 }
 
 Tensor kernel_gelu_grad(const Node& node, Operands operands) {

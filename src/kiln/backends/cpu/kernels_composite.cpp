@@ -1,8 +1,9 @@
-// The CPU kernels of softmax, log_softmax, layer_norm and cross_entropy (kernels_composite.inc) in
-// the variant of the instruction set the kernels use (isa_variants.h).
+// The CPU kernels of softmax, log_softmax, layer_norm and its gradients, and cross_entropy
+// (kernels_composite.inc) in the variant of the instruction set the kernels use (isa_variants.h).
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -27,6 +28,14 @@ Kernel make_log_softmax(const Graph& graph, int32_t id) {
 
 Kernel make_layer_norm(const Graph& graph, int32_t id) {
   return KILN_ISA_DISPATCH(make_layer_norm(graph, id));
+}
+
+Kernel make_layer_norm_grad(const Graph& graph, int32_t id) {
+  return KILN_ISA_DISPATCH(make_layer_norm_grad(graph, id));
+}
+
+Kernel make_layer_norm_param_grads(const Graph& graph, int32_t id) {
+  return KILN_ISA_DISPATCH(make_layer_norm_param_grads(graph, id));
 }
 
 Kernel make_cross_entropy(const Graph& graph, int32_t id) {
