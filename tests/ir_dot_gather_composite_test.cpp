@@ -274,9 +274,13 @@ TEST(Composite, LayerNormGrads) {
   std::vector<Value> grads = grad(reduce_sum(layer_norm(x32, gamma32, beta32, 1e-5)),
                                   {x32, gamma32, beta32});
   EXPECT_EQ(grads[0].op(), OpKind::layer_norm_grad);
-  for (size_t i : {1, 2}) {
-    EXPECT_EQ(grads[i].shape(), (Shape{5}));
-    EXPECT_EQ(grads[i].node().inputs.size(), 1u);
+  for (int64_t row : {0, 1}) {
+    Value param_grad = grads[static_cast<size_t>(row) + 1];
+    EXPECT_EQ(param_grad.shape(), (Shape{5}));
+    const Node& sliced = g.node(param_grad.node().inputs[0]);
+    ASSERT_EQ(sliced.op, OpKind::slice);
+    EXPECT_EQ(sliced.attr<SliceAttrs>().start, (Shape{row, 0}));
+    EXPECT_EQ(g.node(sliced.inputs[0]).op, OpKind::layer_norm_param_grads);
   }
 }
 

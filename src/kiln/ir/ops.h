@@ -113,10 +113,10 @@ Value log_softmax(Value x, int64_t axis = -1);
 // Over the last axis; gamma and beta have the last dim's size.
 Value layer_norm(Value x, Value gamma, Value beta, double eps);
 // layer_norm's gradients given dy, the cotangent of its output (x, gamma and dy of one floating
-// dtype; with xhat = (x - mean) / sqrt(var + eps) and g = dy * gamma, along the last axis):
-// dx = (g - mean(g) - xhat mean(g xhat)) / sqrt(var + eps), x's shape;
+// dtype), with xhat = (x - mean) / sqrt(var + eps) and g = dy * gamma along the last axis.
+// dx = (g - mean(g) - xhat mean(g xhat)) / sqrt(var + eps), of x's shape:
 Value layer_norm_grad(Value x, Value gamma, Value dy, double eps);
-// [2, last dim]: d gamma = sum of dy xhat, then d beta = sum of dy, over the leading axes.
+// and [2, last dim]: d gamma = sum of dy xhat, then d beta = sum of dy, over the leading axes.
 Value layer_norm_param_grads(Value x, Value dy, double eps);
 // x * 0.5 * (1 + erf(x / sqrt(2)))
 Value gelu(Value x);
