@@ -94,7 +94,7 @@ TEST(Bf16BlockProducts, AttentionUsesTheBestTheIsaInUseHas) {
       EXPECT_EQ(products.pack_words, &amx_pack_words);
       break;
     case CpuIsa::avx512_core_bf16:
-      if (vdpbf16ps_pays(vector_unit_rates())) {
+      if (vdpbf16ps_pays(detected_cpu_features())) {
         EXPECT_EQ(products.accumulate, &bf16_gemm_accumulate);
         EXPECT_EQ(products.pack_words, &bf16_pack_words);
       } else {
@@ -108,12 +108,16 @@ TEST(Bf16BlockProducts, AttentionUsesTheBestTheIsaInUseHas) {
   }
 }
 
-TEST(Bf16Products, Vdpbf16psPaysFromOneAndAHalfTimesTheFmasFlops) {
-  EXPECT_TRUE(vdpbf16ps_pays({.bf16_dot_gflops = 200, .fma_gflops = 100}));  // Zen 4 and 5's 2x
-  EXPECT_TRUE(vdpbf16ps_pays({.bf16_dot_gflops = 150, .fma_gflops = 100}));
-  EXPECT_FALSE(vdpbf16ps_pays({.bf16_dot_gflops = 149, .fma_gflops = 100}));
-  EXPECT_FALSE(vdpbf16ps_pays({.bf16_dot_gflops = 112, .fma_gflops = 218}));  // a Sapphire Rapids
-  EXPECT_FALSE(vdpbf16ps_pays({}));                                           // no units
+TEST(Bf16Products, Vdpbf16psPaysOnAmdsCores) {
+  CpuFeatures zen4{.x86_64_v3 = true, .x86_64_v4 = true, .avx512_bf16 = true, .amd = true};
+  EXPECT_TRUE(vdpbf16ps_pays(zen4));
+  CpuFeatures sapphire_rapids = zen4;
+  sapphire_rapids.amd = false;
+  sapphire_rapids.amx = true;
+  EXPECT_FALSE(vdpbf16ps_pays(sapphire_rapids));
+  CpuFeatures zen3 = zen4;
+  zen3.x86_64_v4 = zen3.avx512_bf16 = false;
+  EXPECT_FALSE(vdpbf16ps_pays(zen3));
 }
 
 TEST(Bf16Products, RatesAreMeasuredWhereTheCpuHasVdpbf16ps) {
@@ -133,7 +137,7 @@ TEST(Bf16Products, BackendMultipliesInBf16WhereItPays) {
   switch (effective_cpu_isa()) {
     case CpuIsa::avx512_core_amx: EXPECT_TRUE(cpu_has_bf16_products()); break;
     case CpuIsa::avx512_core_bf16:
-      EXPECT_EQ(cpu_has_bf16_products(), vdpbf16ps_pays(vector_unit_rates()));
+      EXPECT_EQ(cpu_has_bf16_products(), vdpbf16ps_pays(detected_cpu_features()));
       break;
     default: EXPECT_FALSE(cpu_has_bf16_products());
   }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "kiln/backends/cpu/cpu_isa.h"
@@ -90,8 +91,15 @@ TEST(CpuIsa, LevelNeedsTheInstructionsAndTheOsState) {
   EXPECT_EQ(best_cpu_isa(CpuFeatures{}), CpuIsa::baseline);
 }
 
+// The vendor against Linux's reading of cpuid.
 TEST(CpuIsa, DetectionReadsThisCpu) {
   EXPECT_EQ(detected_cpu_isa(), best_cpu_isa(read_cpu_features()));
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line) && line.rfind("vendor_id", 0) != 0) {
+  }
+  ASSERT_EQ(line.rfind("vendor_id", 0), 0u) << "no vendor_id in /proc/cpuinfo";
+  EXPECT_EQ(detected_cpu_features().amd, line.find("AuthenticAMD") != std::string::npos) << line;
 }
 
 // Under KILN_MAX_CPU_ISA (unset in the plain suite; tests/CMakeLists.txt and .ci/run set it).

@@ -49,7 +49,7 @@ Bf16BlockProducts attention_bf16_products() {
   switch (effective_cpu_isa()) {
     case CpuIsa::avx512_core_amx: return {&amx_gemm_accumulate, &amx_pack_words};
     case CpuIsa::avx512_core_bf16:
-      if (!vdpbf16ps_pays(vector_unit_rates())) return {};
+      if (!vdpbf16ps_pays(detected_cpu_features())) return {};
       return {&bf16_gemm_accumulate, &bf16_pack_words};
     default: return {};
   }

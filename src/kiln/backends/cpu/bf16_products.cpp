@@ -19,8 +19,9 @@ namespace {
 // often as FMAs: a Sapphire Rapids capped at avx512_core_bf16 measures 0.51x the FMAs' FLOP/s,
 // and --bf16 there ran 0.69-0.81x fp32's speed on BERT tiny to base. At equal rates, packing the
 // operands into bf16 pairs still costs: the fused attention ran 1.12x slower on vdpbf16ps than
-// on FMAs. So native products from 1.5x up.
-constexpr double kVdpbf16psMinSpeedup = 1.5;
+// on FMAs. An earlier rule timed both units at start-up and took vdpbf16ps from 1.5x the FMAs'
+// rate, but a timing on 2 vCPUs that share a core moves with the other's load, so two processes
+// could take different paths; the vendor gives the same answer.
 
 // Iterations of each kernel: about 10 ms of vdpbf16ps at half the FMA rate on a 3 GHz core.
 constexpr long kProbeIterations = 1'000'000;
@@ -46,13 +47,11 @@ VectorUnitRates vector_unit_rates() {
   return rates;
 }
 
-bool vdpbf16ps_pays(const VectorUnitRates& rates) {
-  return rates.fma_gflops > 0.0 && rates.bf16_dot_gflops >= kVdpbf16psMinSpeedup * rates.fma_gflops;
-}
+bool vdpbf16ps_pays(const CpuFeatures& features) { return features.avx512_bf16 && features.amd; }
 
 bool cpu_has_bf16_products() {
   if (onednn_isa_has(dnnl_cpu_isa_avx512_core_amx)) return true;
-  return onednn_isa_has(dnnl_cpu_isa_avx512_core_bf16) && vdpbf16ps_pays(vector_unit_rates());
+  return onednn_isa_has(dnnl_cpu_isa_avx512_core_bf16) && vdpbf16ps_pays(detected_cpu_features());
 }
 
 void print_bf16_rounding_notice_once() {

@@ -4,21 +4,24 @@
 // the one line that says when it does not.
 #pragma once
 
+#include "kiln/backends/cpu/cpu_isa.h"
+
 namespace kiln::cpu {
 
+// Whether vdpbf16ps products beat rounding to bf16 and multiplying with FMAs: on AMD's cores with
+// AVX512-BF16 (Zen 4 and 5), not on Intel's (bf16_products.cpp says why). Decided by the CPU, not
+// by timing it, so that every run and every process on a machine takes the same path.
+bool vdpbf16ps_pays(const CpuFeatures& features);
+
 // One core's GFLOP/s of vdpbf16ps and of f32 FMAs (zmm), measured once in the process (about
-// 30 ms; zeros below the avx512_core_bf16 level).
+// 30 ms; zeros below the avx512_core_bf16 level), for the notice below.
 struct VectorUnitRates {
   double bf16_dot_gflops = 0.0;
   double fma_gflops = 0.0;
 };
 VectorUnitRates vector_unit_rates();
 
-// Whether vdpbf16ps products beat rounding to bf16 and multiplying with FMAs: where they do at
-// least 1.5x the FMAs' FLOP per second (bf16_products.cpp says why 1.5).
-bool vdpbf16ps_pays(const VectorUnitRates& rates);
-
-// AMX, or AVX512-BF16 where vdpbf16ps_pays(vector_unit_rates()), at oneDNN's ISA (which honours
+// AMX, or AVX512-BF16 where vdpbf16ps_pays(detected_cpu_features()), at oneDNN's ISA (which honours
 // both caps).
 bool cpu_has_bf16_products();
 

@@ -121,6 +121,8 @@ CpuFeatures read_cpu_features() {
   features.avx512_bf16 = has_bits(leaf7_1.eax, {kAvx512Bf16});
   features.amx = has_bits(leaf7.edx, {kAmxBf16, kAmxTile, kAmxInt8});
   if (has_bits(leaf1.ecx, {kOsxsave})) features.os_state = xcr0();
+  CpuidRegisters vendor = cpuid(0, 0);  // "AuthenticAMD" in ebx, edx, ecx
+  features.amd = vendor.ebx == 0x68747541 && vendor.edx == 0x69746e65 && vendor.ecx == 0x444d4163;
   if (features.amx && (features.os_state & kTileState) == kTileState) {
     constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
     features.amx_permitted = syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
@@ -138,8 +140,13 @@ CpuIsa best_cpu_isa(const CpuFeatures& f) {
   return CpuIsa::avx512_core_amx;
 }
 
+const CpuFeatures& detected_cpu_features() {
+  static const CpuFeatures features = read_cpu_features();
+  return features;
+}
+
 CpuIsa detected_cpu_isa() {
-  static const CpuIsa isa = best_cpu_isa(read_cpu_features());
+  static const CpuIsa isa = best_cpu_isa(detected_cpu_features());
   return isa;
 }
 

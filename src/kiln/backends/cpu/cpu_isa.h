@@ -30,13 +30,16 @@ struct CpuFeatures {
   bool amx = false;            // AMX-TILE, AMX-BF16 and AMX-INT8
   uint64_t os_state = 0;       // XCR0
   bool amx_permitted = false;  // arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) succeeded
+  bool amd = false;            // the vendor string is "AuthenticAMD"
 };
 
 // This CPU's (asks Linux for the AMX permission where the CPU has AMX, as oneDNN does).
 CpuFeatures read_cpu_features();
 // The highest level whose instructions the CPU has and whose registers the OS saves.
 CpuIsa best_cpu_isa(const CpuFeatures& features);
-// best_cpu_isa(read_cpu_features()), read once.
+// read_cpu_features(), read once.
+const CpuFeatures& detected_cpu_features();
+// best_cpu_isa(detected_cpu_features()).
 CpuIsa detected_cpu_isa();
 
 inline constexpr char kMaxCpuIsaVariable[] = "KILN_MAX_CPU_ISA";
