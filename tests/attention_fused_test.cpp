@@ -1,7 +1,8 @@
 // The fused attention op with dropout and its gradient (attention_grad): against the unfused
 // composition softmax -> dropout -> product that the model spelled out before (same keys, so the
 // same masks) on the reference backend; the CPU's flash kernels against the reference at a
-// BERT-large head shape (head 64, seq 512), f32 and bf16; and what a training graph keeps.
+// BERT-large head shape (head 64, seq 512), f32 and bf16, and seq_first against heads_first;
+// and what a training graph keeps.
 #include <gtest/gtest.h>
 
 #include "kiln/autodiff/grad.h"
@@ -141,6 +142,46 @@ TEST(AttentionFused, CpuKernelsMatchReferenceAtBertLargeHeadShape) {
     double tol = dtype == DType::f32 ? 2e-5 : 1e-2;
     EXPECT_ALLCLOSE(actual[0], expected[0], tol, tol);
     EXPECT_ALLCLOSE(actual[1], expected[1], tol, tol);
+  }
+}
+
+// seq_first operands ([B, S, H, D]) give, on the CPU, exactly the heads_first result of the same
+// values transposed: the kernels pack the same rows through another stride. Past the 64-row
+// blocks, with padding and dropout, f32 and bf16 operands (f32 results, as the bf16 pass makes).
+TEST(AttentionFused, CpuSeqFirstIsHeadsFirstTransposedBitForBit) {
+  constexpr int64_t kBatch = 2, kHeads = 3, kSeq = 70, kHeadSize = 16;
+  const Axes swap{0, 2, 1, 3};
+  for (DType dtype : {DType::f32, DType::bf16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    Graph graph;
+    Feeds in(graph, 21);
+    Shape shape{kBatch, kSeq, kHeads, kHeadSize};
+    Value q = in.any(dtype, shape, -1.5, 1.5), k = in.any(dtype, shape, -1.5, 1.5);
+    Value v = in.any(dtype, shape), dout = in.any(dtype, shape);
+    Value mask = in.any(DType::f32, {kBatch, 1, 1, kSeq}, -3.0, 0.0);
+    AttentionDropout drop{in.scalar(DType::i64, 7), in.integers(DType::i64, {kBatch}, 0, 9), 0.2,
+                          4};
+    Value out = attention(q, k, v, mask, 0.25, drop, DType::f32, AttentionLayout::seq_first);
+    Value grads = attention_grad(q, k, v, mask, out, dout, 0.25, drop, DType::f32,
+                                 AttentionLayout::seq_first);
+    Value out_h = attention(transpose(q, swap), transpose(k, swap), transpose(v, swap), mask, 0.25,
+                            drop, DType::f32);
+    Value grads_h = attention_grad(transpose(q, swap), transpose(k, swap), transpose(v, swap), mask,
+                                   transpose(out, swap), transpose(dout, swap), 0.25, drop,
+                                   DType::f32);
+    std::vector<Value> outputs = {out, transpose(out_h, swap)};
+    int64_t size = shape_numel(shape);
+    for (int64_t i = 0; i < 3; ++i) {
+      outputs.push_back(slice(grads, {i * size}, {(i + 1) * size}));
+      Value part = reshape(slice(grads_h, {i * size}, {(i + 1) * size}),
+                           {kBatch, kHeads, kSeq, kHeadSize});
+      outputs.push_back(reshape(transpose(part, swap), {size}));
+    }
+    std::vector<Tensor> results = make_cpu_backend()->compile(graph, outputs)->run(in.arguments());
+    for (size_t i = 0; i < results.size(); i += 2) {
+      SCOPED_TRACE(i == 0 ? "output" : "gradient " + std::to_string(i / 2 - 1));
+      EXPECT_ALLCLOSE(results[i], results[i + 1], 0.0, 0.0);
+    }
   }
 }
 

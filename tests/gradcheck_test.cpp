@@ -267,6 +267,22 @@ std::vector<GradCase> all_cases() {
                      AttentionDropout drop{seed, constant(graph, keys), 0.3, 4};
                      return attention(a[0], a[1], a[2], a[3], 0.7, drop);
                    }});
+  // seq_first ([B, S, H, D]), as multi_head_attention lays q, k and v out, with dropout.
+  cases.push_back({"attention_seq_first", OpKind::attention,
+                   [](Rng& rng) {
+                     int64_t b = random_dim(rng, 1, 2), h = random_dim(rng, 2, 3),
+                             sq = random_dim(rng, 1, 4), sk = random_dim(rng, 2, 5),
+                             d = random_dim(rng, 1, 3);
+                     return std::vector<ArgSpec>{arg({b, sq, h, d}), arg({b, sk, h, d}),
+                                                 arg({b, sk, h, d}), arg({b, 1, 1, sk}, -2, 0)};
+                   },
+                   [](const std::vector<Value>& a) {
+                     Graph& graph = a[0].graph();
+                     AttentionDropout drop{constant(graph, Tensor::scalar(DType::i64, 5)),
+                                           constant(graph, Tensor::scalar(DType::i64, 2)), 0.3, 1};
+                     return attention(a[0], a[1], a[2], a[3], 0.7, drop, std::nullopt,
+                                      AttentionLayout::seq_first);
+                   }});
   // Through its decomposition (second order: nothing differentiates it today, but it can be).
   cases.push_back({"attention_grad", OpKind::attention_grad,
                    [](Rng& rng) {

@@ -347,6 +347,7 @@ TEST(Composite, Attention) {
   EXPECT_EQ(out.op(), OpKind::attention);
   EXPECT_EQ(out.shape(), (Shape{2, 3, 4, 5}));
   EXPECT_EQ(out.node().attr<AttentionAttrs>().scale, 0.125);
+  EXPECT_EQ(out.node().attr<AttentionAttrs>().layout, AttentionLayout::heads_first);
   Value full_mask = g.input("full_mask", DType::f32, {2, 3, 4, 6});
   EXPECT_EQ(attention(q, k, v, full_mask, 1.0).shape(), (Shape{2, 3, 4, 5}));
 
@@ -393,6 +394,54 @@ TEST(Composite, Attention) {
   EXPECT_EQ(grads.shape(), (Shape{2 * 3 * 4 * 8 + 2 * 3 * 6 * 8 + 2 * 3 * 6 * 5}));
   EXPECT_EQ(error_of([&] { attention_grad(q, k, v, mask, out, q, 0.125); }),
             "[attention_grad] output/cotangent (2,3,4,8) should be (2,3,4,5)");
+}
+
+// seq_first: q, k, v and the result [B, S, H, D], the scores and the mask still [B, H, Sq, Sk].
+TEST(Composite, AttentionSeqFirst) {
+  Graph g;
+  constexpr AttentionLayout kSeqFirst = AttentionLayout::seq_first;
+  Value q = g.input("q", DType::f32, {2, 4, 3, 8});
+  Value k = g.input("k", DType::f32, {2, 6, 3, 8});
+  Value v = g.input("v", DType::f32, {2, 6, 3, 5});
+  Value mask = g.input("mask", DType::f32, {2, 1, 4, 6});
+  Value out = attention(q, k, v, mask, 0.125, {}, std::nullopt, kSeqFirst);
+  EXPECT_EQ(out.shape(), (Shape{2, 4, 3, 5}));
+  EXPECT_EQ(out.node().attr<AttentionAttrs>().layout, kSeqFirst);
+  EXPECT_EQ(heads_first_shape({2, 4, 3, 8}, kSeqFirst), (Shape{2, 3, 4, 8}));
+  EXPECT_EQ(heads_first_shape({2, 4, 3, 8}, AttentionLayout::heads_first), (Shape{2, 4, 3, 8}));
+
+  // Read heads_first, this mask would fit ([2, 4, 3, 6] scores); seq_first it does not.
+  Value heads_first_mask = g.input("heads_first_mask", DType::f32, {2, 4, 1, 6});
+  EXPECT_EQ(error_of([&] { attention(q, k, v, heads_first_mask, 1.0, {}, std::nullopt,
+                                     kSeqFirst); }),
+            "[attention] mask (2,4,1,6) does not fit the scores (2,3,4,6)");
+  Value k2 = g.input("k2", DType::f32, {2, 6, 2, 8});
+  EXPECT_EQ(error_of([&] { attention(q, k2, v, mask, 1.0, {}, std::nullopt, kSeqFirst); }),
+            "[attention] q (2,4,3,8), k (2,6,2,8), v (2,6,3,5): batch or head dims differ");
+  Value q2 = g.input("q2", DType::f32, {4, 8});
+  EXPECT_EQ(error_of([&] { attention(q2, q2, q2, g.input("m2", DType::f32, {4, 4}), 1.0, {},
+                                     std::nullopt, kSeqFirst); }),
+            "[attention] q (4,8), k (4,8), v (4,8): q, k and v need the same rank >= 3");
+
+  Value dout = g.input("dout", DType::f32, {2, 4, 3, 5});
+  Value grads = attention_grad(q, k, v, mask, out, dout, 0.125, {}, std::nullopt, kSeqFirst);
+  EXPECT_EQ(grads.shape(), (Shape{2 * 4 * 3 * 8 + 2 * 6 * 3 * 8 + 2 * 6 * 3 * 5}));
+  EXPECT_EQ(grads.node().attr<AttentionAttrs>().layout, kSeqFirst);
+  Value heads_first_dout = g.input("heads_first_dout", DType::f32, {2, 3, 4, 5});
+  EXPECT_EQ(error_of([&] { attention_grad(q, k, v, mask, out, heads_first_dout, 0.125, {},
+                                          std::nullopt, kSeqFirst); }),
+            "[attention_grad] output/cotangent (2,3,4,5) should be (2,4,3,5)");
+  // Its VJP keeps the layout.
+  Value loss = reduce_sum(out);
+  std::vector<Value> dq = grad(loss, {q});
+  ASSERT_EQ(dq[0].shape(), q.shape());
+  int attention_grads = 0;
+  for (const Node& node : g.nodes()) {
+    if (node.op != OpKind::attention_grad) continue;
+    ++attention_grads;
+    EXPECT_EQ(node.attr<AttentionAttrs>().layout, kSeqFirst);
+  }
+  EXPECT_EQ(attention_grads, 2);  // the one built above, and the VJP's
 }
 
 TEST(Composite, Dropout) {

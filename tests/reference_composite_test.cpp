@@ -177,12 +177,20 @@ TEST(ReferenceComposite, Attention) {
 
 // Attention's dropout keyed by one key and by one key per leading row, and its gradient op (on a
 // random output and cotangent: kernel and decomposition read them alike); bf16 operands also with
-// f32 results, as the bf16 pass builds them.
+// f32 results, as the bf16 pass builds them; heads_first ([B, H, S, D]) and seq_first
+// ([B, S, H, D]).
 TEST(ReferenceComposite, AttentionDropoutAndGradient) {
   std::mt19937_64 rng(8);
-  Shape qs{2, 3, 5, 4}, ks{2, 3, 7, 4}, vs{2, 3, 7, 3}, ms{2, 1, 1, 7}, os{2, 3, 5, 3};
+  Shape ms{2, 1, 1, 7};
   for (DType dtype : kDTypes) {
-    for (bool row_keys : {false, true}) {
+    for (auto [row_keys, layout] :
+         {std::pair{false, AttentionLayout::heads_first}, {true, AttentionLayout::heads_first},
+          {false, AttentionLayout::seq_first}, {true, AttentionLayout::seq_first}}) {
+      bool seq_first = layout == AttentionLayout::seq_first;
+      auto laid_out = [seq_first](int64_t s, int64_t d) {
+        return seq_first ? Shape{2, s, 3, d} : Shape{2, 3, s, d};
+      };
+      Shape qs = laid_out(5, 4), ks = laid_out(7, 4), vs = laid_out(7, 3), os = laid_out(5, 3);
       Graph g;
       Value q = g.input("q", dtype, qs), k = g.input("k", dtype, ks), v = g.input("v", dtype, vs);
       Value mask = g.input("mask", DType::f32, ms);
@@ -201,9 +209,10 @@ TEST(ReferenceComposite, AttentionDropoutAndGradient) {
       std::vector<std::optional<DType>> results = {std::nullopt};
       if (dtype == DType::bf16) results.push_back(DType::f32);
       for (std::optional<DType> result : results) {
-        expect_matches_decomposition(attention(q, k, v, mask, 0.5, drop, result), arguments);
+        expect_matches_decomposition(attention(q, k, v, mask, 0.5, drop, result, layout),
+                                     arguments);
         expect_matches_decomposition(
-            attention_grad(q, k, v, mask, out, dout, 0.5, drop, result), arguments);
+            attention_grad(q, k, v, mask, out, dout, 0.5, drop, result, layout), arguments);
       }
     }
   }

@@ -222,10 +222,12 @@ Outputs cross_entropies(Feeds& in, DType d) {
 
 // Shapes for attention: small ones with a full-size mask; ones past the fused kernels' 64-row
 // blocks (a tail of queries and of keys) with a per-batch padding mask of f32 whatever the
-// operands' dtype, and dropout keyed per batch row; and ones without batch dims, with dropout.
+// operands' dtype, and dropout keyed per batch row; ones without batch dims, with dropout; and
+// the first two again seq_first ([B, S, H, D], as multi_head_attention lays them out).
 struct AttentionOperands {
   Value q, k, v, mask;
   AttentionDropout dropout;
+  AttentionLayout layout = AttentionLayout::heads_first;
 };
 
 std::vector<AttentionOperands> attention_operands(Feeds& in, DType d) {
@@ -240,13 +242,20 @@ std::vector<AttentionOperands> attention_operands(Feeds& in, DType d) {
   AttentionOperands unbatched{in.any(d, {5, 8}), in.any(d, {6, 8}), in.any(d, {6, 4}),
                               in.any(d, {5, 6}, -3, 0), {seed, in.integers(DType::i64, {5}, 0, 9),
                                                          0.4, 1}};
-  return {small, blocked, unbatched};
+  AttentionOperands small_seq_first{in.any(d, {2, 4, 3, 8}), in.any(d, {2, 5, 3, 8}),
+                                    in.any(d, {2, 5, 3, 6}), in.any(d, {2, 1, 4, 5}), {},
+                                    AttentionLayout::seq_first};
+  AttentionOperands blocked_seq_first{in.any(d, {2, 67, 2, 16}), in.any(d, {2, 70, 2, 16}),
+                                      in.any(d, {2, 70, 2, 12}),
+                                      in.any(DType::f32, {2, 1, 1, 70}, -3, 0),
+                                      {seed, offset, 0.25, 5}, AttentionLayout::seq_first};
+  return {small, blocked, unbatched, small_seq_first, blocked_seq_first};
 }
 
 Outputs attentions(Feeds& in, DType d) {
   Outputs out;
   for (const AttentionOperands& a : attention_operands(in, d)) {
-    out.push_back(attention(a.q, a.k, a.v, a.mask, 0.35, a.dropout));
+    out.push_back(attention(a.q, a.k, a.v, a.mask, 0.35, a.dropout, std::nullopt, a.layout));
   }
   return out;
 }
@@ -257,9 +266,10 @@ Outputs attentions(Feeds& in, DType d) {
 Outputs attention_grads(Feeds& in, DType d) {
   Outputs grads;
   for (const AttentionOperands& a : attention_operands(in, d)) {
-    Value out = attention(a.q, a.k, a.v, a.mask, 0.35, a.dropout);
+    Value out = attention(a.q, a.k, a.v, a.mask, 0.35, a.dropout, std::nullopt, a.layout);
     Value dout = in.any(d, out.shape(), -0.25, 0.25);
-    grads.push_back(attention_grad(a.q, a.k, a.v, a.mask, out, dout, 0.35, a.dropout));
+    grads.push_back(attention_grad(a.q, a.k, a.v, a.mask, out, dout, 0.35, a.dropout,
+                                   std::nullopt, a.layout));
   }
   return grads;
 }

@@ -27,10 +27,10 @@ Value bf16_attention(const Node& node, const std::vector<Value>& operands) {
   }
   Value q = half(operands[0]), k = half(operands[1]), v = half(operands[2]);
   if (node.op == OpKind::attention) {
-    return attention(q, k, v, operands[3], attrs.scale, dropout, DType::f32);
+    return attention(q, k, v, operands[3], attrs.scale, dropout, DType::f32, attrs.layout);
   }
   return attention_grad(q, k, v, operands[3], operands[4], half(operands[5]), attrs.scale,
-                        dropout, DType::f32);
+                        dropout, DType::f32, attrs.layout);
 }
 
 }  // namespace

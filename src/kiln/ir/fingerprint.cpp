@@ -85,6 +85,7 @@ void hash_attrs(Fnv1a& hash, const Attrs& attrs, int64_t argument) {
           hash.f64(a.scale);
           hash.f64(a.dropout_rate);
           hash.u64(a.stream);
+          hash.u64(static_cast<uint64_t>(a.layout));
         } else if constexpr (std::is_same_v<A, DropoutAttrs>) {
           hash.f64(a.rate);
           hash.u64(a.stream);

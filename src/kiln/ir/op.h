@@ -154,6 +154,13 @@ struct CrossEntropyAttrs {
   bool operator==(const CrossEntropyAttrs&) const = default;
 };
 
+// Where attention's q, k, v and output keep the heads: [..., H, S, D] (heads_first), or
+// [..., S, H, D] (seq_first), which is a projection's [B, S, H * D] reshaped, with no transposes
+// around the op. The scores, the mask and the dropout bits are [..., H, Sq, Sk] either way.
+enum class AttentionLayout : uint8_t { heads_first, seq_first };
+// An operand's shape in `layout` as heads_first's [..., H, S, D] (ops_composite.cpp).
+Shape heads_first_shape(const Shape& shape, AttentionLayout layout);
+
 // softmax(q k^T * scale + mask) v; mask is additive, same rank as the scores, dims 1 or equal.
 // With dropout_rate > 0 the probabilities go through dropout (stream `stream` of the seed and
 // offset operands) before the product with v. attention_grad carries the forward's attributes.
@@ -161,6 +168,7 @@ struct AttentionAttrs {
   double scale = 1.0;
   double dropout_rate = 0.0;
   uint32_t stream = 0;
+  AttentionLayout layout = AttentionLayout::heads_first;
 
   bool operator==(const AttentionAttrs&) const = default;
 };

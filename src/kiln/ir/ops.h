@@ -136,16 +136,20 @@ struct AttentionDropout {
 // q [..., Sq, D], k [..., Sk, D], v [..., Sk, Dv] of one dtype, mask additive of any floating
 // dtype with the scores' rank (dims 1 or equal to [..., Sq, Sk]) -> [..., Sq, Dv]:
 // dropout(softmax(q k^T * scale + mask)) v. The output dtype defaults to q's (bf16 operands may
-// ask for f32: bf16 products accumulated in f32, as dot_general).
+// ask for f32: bf16 products accumulated in f32, as dot_general). With layout seq_first, q is
+// [..., Sq, H, D], k [..., Sk, H, D], v [..., Sk, H, Dv] and the result [..., Sq, H, Dv], while
+// the scores (and so the mask) are still [..., H, Sq, Sk].
 Value attention(Value q, Value k, Value v, Value mask, double scale,
-                const AttentionDropout& dropout = {},
-                std::optional<DType> out_dtype = std::nullopt);
-// The gradient of attention(q, k, v, mask, scale, dropout) given its output `out` and the
-// output's cotangent `dout` (q's dtype), as one flat vector [dq | dk | dv] (the IR has one result
-// per node; attention's VJP slices it). Output dtype as for attention.
+                const AttentionDropout& dropout = {}, std::optional<DType> out_dtype = std::nullopt,
+                AttentionLayout layout = AttentionLayout::heads_first);
+// The gradient of attention(q, k, v, mask, scale, dropout, out_dtype, layout) given its output
+// `out` and the output's cotangent `dout` (q's dtype), as one flat vector [dq | dk | dv], each in
+// its operand's layout (the IR has one result per node; attention's VJP slices it). Output dtype
+// as for attention.
 Value attention_grad(Value q, Value k, Value v, Value mask, Value out, Value dout, double scale,
                      const AttentionDropout& dropout = {},
-                     std::optional<DType> out_dtype = std::nullopt);
+                     std::optional<DType> out_dtype = std::nullopt,
+                     AttentionLayout layout = AttentionLayout::heads_first);
 // rate in [0, 1); rate 0 returns x itself. seed: an i64 scalar; offset: an i64 scalar, or an i64
 // vector of x.dim(0) keys so that each leading row's mask depends on its own key (random_bits).
 Value dropout(Value x, Value seed, Value offset, double rate, uint32_t stream);

@@ -110,7 +110,7 @@ namespace {
 
 // Checks attention's operands; returns the scores' shape [..., Sq, Sk].
 Shape check_attention(Value q, Value k, Value v, Value mask, double scale,
-                      const AttentionDropout& dropout, const char* where) {
+                      const AttentionDropout& dropout, AttentionLayout layout, const char* where) {
   detail::check_operands({q, k, v, mask}, where);
   detail::check_floating(q, where);
   detail::check_floating(mask, where);
@@ -119,19 +119,26 @@ Shape check_attention(Value q, Value k, Value v, Value mask, double scale,
     return "q " + shape_str(q.shape()) + ", k " + shape_str(k.shape()) + ", v " +
            shape_str(v.shape()) + ": ";
   };
-  check(q.rank() >= 2 && k.rank() == q.rank() && v.rank() == q.rank(), where, shapes(),
-        "q, k and v need the same rank >= 2");
-  Shape batch(q.shape().begin(), q.shape().end() - 2);
-  check(Shape(k.shape().begin(), k.shape().end() - 2) == batch &&
-            Shape(v.shape().begin(), v.shape().end() - 2) == batch,
-        where, shapes(), "batch dims differ");
-  check(k.dim(-1) == q.dim(-1), where, shapes(), "head dims ", q.dim(-1), " vs ", k.dim(-1));
-  check(v.dim(-2) == k.dim(-2), where, shapes(), "key lengths ", k.dim(-2), " vs ", v.dim(-2));
+  int64_t min_rank = layout == AttentionLayout::seq_first ? 3 : 2;
+  check(q.rank() >= min_rank && k.rank() == q.rank() && v.rank() == q.rank(), where, shapes(),
+        "q, k and v need the same rank >= ", min_rank);
+  // Checked as [..., H, S, D]: the seq_first dims name the same sizes.
+  Shape qh = heads_first_shape(q.shape(), layout), kh = heads_first_shape(k.shape(), layout),
+        vh = heads_first_shape(v.shape(), layout);
+  size_t rank = qh.size();
+  Shape batch(qh.begin(), qh.end() - 2);
+  check(Shape(kh.begin(), kh.end() - 2) == batch && Shape(vh.begin(), vh.end() - 2) == batch,
+        where, shapes(), layout == AttentionLayout::seq_first ? "batch or head dims differ"
+                                                                : "batch dims differ");
+  check(kh[rank - 1] == qh[rank - 1], where, shapes(), "head dims ", qh[rank - 1], " vs ",
+        kh[rank - 1]);
+  check(vh[rank - 2] == kh[rank - 2], where, shapes(), "key lengths ", kh[rank - 2], " vs ",
+        vh[rank - 2]);
   check(std::isfinite(scale), where, "scale ", scale, " is not finite");
 
   Shape scores = batch;
-  scores.push_back(q.dim(-2));
-  scores.push_back(k.dim(-2));
+  scores.push_back(qh[rank - 2]);
+  scores.push_back(kh[rank - 2]);
   bool mask_fits = mask.rank() == q.rank();
   for (size_t i = 0; mask_fits && i < scores.size(); ++i) {
     mask_fits = mask.shape()[i] == 1 || mask.shape()[i] == scores[i];
@@ -165,39 +172,57 @@ std::vector<Value> with_keys(std::vector<Value> operands, const AttentionDropout
   return operands;
 }
 
-AttentionAttrs attention_attrs(double scale, const AttentionDropout& dropout) {
-  return dropout.rate > 0.0 ? AttentionAttrs{scale, dropout.rate, dropout.stream}
-                            : AttentionAttrs{scale};
+AttentionAttrs attention_attrs(double scale, const AttentionDropout& dropout,
+                               AttentionLayout layout) {
+  AttentionAttrs attrs{.scale = scale, .layout = layout};
+  if (dropout.rate > 0.0) {
+    attrs.dropout_rate = dropout.rate;
+    attrs.stream = dropout.stream;
+  }
+  return attrs;
+}
+
+// q's shape with its last dim v's: attention's output.
+Shape attention_out_shape(Value q, Value v) {
+  Shape out = q.shape();
+  out.back() = v.dim(-1);
+  return out;
 }
 
 }  // namespace
 
+Shape heads_first_shape(const Shape& shape, AttentionLayout layout) {
+  if (layout == AttentionLayout::heads_first) return shape;
+  Shape swapped = shape;
+  std::swap(swapped[swapped.size() - 3], swapped[swapped.size() - 2]);
+  return swapped;
+}
+
 Value attention(Value q, Value k, Value v, Value mask, double scale,
-                const AttentionDropout& dropout, std::optional<DType> out_dtype) {
-  check_attention(q, k, v, mask, scale, dropout, "attention");
+                const AttentionDropout& dropout, std::optional<DType> out_dtype,
+                AttentionLayout layout) {
+  check_attention(q, k, v, mask, scale, dropout, layout, "attention");
   DType result = attention_out_dtype(q, out_dtype, "attention");
-  Shape out(q.shape().begin(), q.shape().end() - 1);
-  out.push_back(v.dim(-1));
   return add_composite(OpKind::attention, with_keys({q, k, v, mask}, dropout),
-                       attention_attrs(scale, dropout), result, std::move(out));
+                       attention_attrs(scale, dropout, layout), result, attention_out_shape(q, v));
 }
 
 Value attention_grad(Value q, Value k, Value v, Value mask, Value out, Value dout, double scale,
-                     const AttentionDropout& dropout, std::optional<DType> out_dtype) {
+                     const AttentionDropout& dropout, std::optional<DType> out_dtype,
+                     AttentionLayout layout) {
   const char* where = "attention_grad";
-  check_attention(q, k, v, mask, scale, dropout, where);
+  check_attention(q, k, v, mask, scale, dropout, layout, where);
   detail::check_operands({out, dout}, where);
   detail::check_floating(out, where);
   detail::check_same_dtype(q, dout, where);
-  Shape out_shape(q.shape().begin(), q.shape().end() - 1);
-  out_shape.push_back(v.dim(-1));
+  Shape out_shape = attention_out_shape(q, v);
   for (Value x : {out, dout}) {
     check(x.shape() == out_shape, where, "output/cotangent ", shape_str(x.shape()),
           " should be ", shape_str(out_shape));
   }
   DType result = attention_out_dtype(q, out_dtype, where);
   return add_composite(OpKind::attention_grad, with_keys({q, k, v, mask, out, dout}, dropout),
-                       attention_attrs(scale, dropout), result,
+                       attention_attrs(scale, dropout, layout), result,
                        {q.numel() + k.numel() + v.numel()});
 }
 

@@ -59,6 +59,26 @@ Value drop(Value x, Value seed, Value offset, double rate, uint32_t stream) {
   return select(keep, x * (1.0 / (1.0 - rate)), scalar_like(x, 0.0));
 }
 
+// x between a seq_first attention node's layout and heads_first ([..., S, H, D] and
+// [..., H, S, D]: the swap is its own inverse); x itself for a heads_first node.
+Value swap_to_layout(const Node& node, Value x) {
+  if (node.attr<AttentionAttrs>().layout == AttentionLayout::heads_first) return x;
+  Axes perm = leading_axes(x.rank());
+  std::swap(perm[perm.size() - 3], perm[perm.size() - 2]);
+  return transpose(x, perm);
+}
+
+// An attention node's operands with q, k and v (and an attention_grad's out and dout)
+// heads_first, which the math below assumes.
+std::vector<Value> heads_first_operands(const Node& node, std::span<const Value> inputs) {
+  std::vector<Value> operands(inputs.begin(), inputs.end());
+  for (size_t i : {0, 1, 2, 4, 5}) {
+    if (i == 4 && node.op != OpKind::attention_grad) break;
+    operands[i] = swap_to_layout(node, operands[i]);
+  }
+  return operands;
+}
+
 // Attention's dropout on x of the scores' shape (the identity without one): the node's keys are
 // its last two operands.
 Value attention_drop(const Node& node, std::span<const Value> inputs, Value x) {
@@ -179,26 +199,28 @@ Value decompose_cross_entropy(const Node& node, std::span<const Value> inputs) {
 // Both products accumulate in f32 for half inputs; the probabilities are rounded to the input
 // dtype before the second product, as a fused kernel feeding a half matmul would.
 Value decompose_attention(const Node& node, std::span<const Value> inputs) {
-  Value q = inputs[0];
-  Value probs = attention_drop(node, inputs, attention_probs(node, inputs));
-  Value out = attention_product(q.dtype(), probs, inputs[2], q.rank() - 1, q.rank() - 2);
-  return narrow(out, node.dtype);
+  std::vector<Value> in = heads_first_operands(node, inputs);
+  Value q = in[0];
+  Value probs = attention_drop(node, in, attention_probs(node, in));
+  Value out = attention_product(q.dtype(), probs, in[2], q.rank() - 1, q.rank() - 2);
+  return narrow(swap_to_layout(node, out), node.dtype);
 }
 
 // With P the probabilities, Z the dropout's scaled keep mask and dO the cotangent:
 // dV = (P Z)^T dO, dP = (dO V^T) Z, dS = P (dP - rowsum(dO out)) * scale (rowsum(dP P) equals
 // rowsum(dO out)), dQ = dS K, dK = dS^T Q; products in the operands' dtype as in the forward.
 Value decompose_attention_grad(const Node& node, std::span<const Value> inputs) {
-  Value q = inputs[0], k = inputs[1], dout = inputs[5];
+  std::vector<Value> in = heads_first_operands(node, inputs);
+  Value q = in[0], k = in[1], dout = in[5];
   int64_t rank = q.rank();
-  AttentionBackward back = attention_backward(node, inputs, inputs[4], dout);
-  Value dv = attention_product(q.dtype(), attention_drop(node, inputs, back.probs), dout, rank - 2,
+  AttentionBackward back = attention_backward(node, in, in[4], dout);
+  Value dv = attention_product(q.dtype(), attention_drop(node, in, back.probs), dout, rank - 2,
                                rank - 2);
   Value dscores = back.dbiased * node.attr<AttentionAttrs>().scale;
   Value dq = attention_product(q.dtype(), dscores, k, rank - 1, rank - 2);
   Value dk = attention_product(q.dtype(), dscores, q, rank - 2, rank - 2);
   std::vector<Value> flat;
-  for (Value grad : {dq, dk, dv}) flat.push_back(reshape(grad, {grad.numel()}));
+  for (Value grad : {dq, dk, dv}) flat.push_back(reshape(swap_to_layout(node, grad), {grad.numel()}));
   return narrow(concat(flat, 0), node.dtype);
 }
 
@@ -219,7 +241,8 @@ std::vector<Value> vjp_attention(const VjpArgs& args) {
   if (attrs.dropout_rate > 0.0) dropout = {in[4], in[5], attrs.dropout_rate, attrs.stream};
   Value dout = args.cotangent;
   if (dout.dtype() != q.dtype()) dout = cast(dout, q.dtype());
-  Value grads = attention_grad(q, k, v, in[3], args.output, dout, attrs.scale, dropout);
+  Value grads = attention_grad(q, k, v, in[3], args.output, dout, attrs.scale, dropout,
+                               std::nullopt, attrs.layout);
   std::vector<Value> result(in.size());
   int64_t start = 0;
   for (size_t i = 0; i < 3; ++i) {
@@ -231,7 +254,10 @@ std::vector<Value> vjp_attention(const VjpArgs& args) {
   // or causal mask depends on no parameter: nothing reads this [..., Sq, Sk] value then, and
   // dead-code elimination drops it (attention_fused_test checks a training graph for that).
   Value mask = in[3];
-  Value dbiased = attention_backward(args.node, in, args.output, dout).dbiased;
+  Value dbiased = attention_backward(args.node, heads_first_operands(args.node, in),
+                                     swap_to_layout(args.node, args.output),
+                                     swap_to_layout(args.node, dout))
+                      .dbiased;
   Axes broadcast;
   for (int64_t i = 0; i < mask.rank(); ++i) {
     if (mask.dim(i) == 1 && dbiased.dim(i) != 1) broadcast.push_back(i);

@@ -101,6 +101,7 @@ std::vector<std::string> attr_fields(const Attrs& attrs) {
             add("dropout_rate", a.dropout_rate);
             add("stream", a.stream);
           }
+          if (a.layout == AttentionLayout::seq_first) add("layout", "seq_first");
         } else if constexpr (std::is_same_v<A, DropoutAttrs>) {
           add("rate", a.rate);
           add("stream", a.stream);

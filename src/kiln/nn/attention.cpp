@@ -1,4 +1,4 @@
-// Multi-head attention: heads split to [B, H, S, D], attention, heads merged.
+// Multi-head attention: [B, S, H * D] projections as [B, S, H, D] heads, attention, heads merged.
 #include "kiln/nn/attention.h"
 
 #include <limits>
@@ -52,9 +52,14 @@ Value multi_head_attention(Value q, Value k, Value v, Value mask, int64_t heads,
     check(x.rank() == 3 && heads > 0 && x.dim(2) % heads == 0, "multi_head_attention", "input ",
           shape_str(x.shape()), " is no [batch, seq, heads * head_size] for ", heads, " heads");
   }
-  Value out = attention(split_heads(q, heads), split_heads(k, heads), split_heads(v, heads), mask,
-                        scale, dropout.attention_site(dropout_rate));
-  return merge_heads(out);
+  // [B, S, H * D] read as [B, S, H, D] (seq_first): no transposes to [B, H, S, D] and back.
+  auto heads_of = [heads](Value x) {
+    return reshape(x, {x.dim(0), x.dim(1), heads, x.dim(2) / heads});
+  };
+  Value out = attention(heads_of(q), heads_of(k), heads_of(v), mask, scale,
+                        dropout.attention_site(dropout_rate), std::nullopt,
+                        AttentionLayout::seq_first);
+  return reshape(out, {out.dim(0), out.dim(1), out.dim(2) * out.dim(3)});
 }
 
 Value additive_attention_mask(Value allowed, DType dtype) {

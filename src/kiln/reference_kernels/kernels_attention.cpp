@@ -11,23 +11,57 @@
 namespace kiln::reference {
 namespace {
 
+// x of `shape` [..., A, B, D] as [..., B, A, D]: a seq_first operand heads_first, or back.
+std::vector<double> swap_middle_dims(const std::vector<double>& x, const Shape& shape) {
+  size_t rank = shape.size();
+  int64_t a = shape[rank - 3], b = shape[rank - 2], d = shape[rank - 1];
+  int64_t outer = shape_numel(shape) / (a * b * d);
+  std::vector<double> swapped(x.size());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < a; ++i) {
+      for (int64_t j = 0; j < b; ++j) {
+        const double* from = x.data() + ((o * a + i) * b + j) * d;
+        std::copy(from, from + d, swapped.data() + ((o * b + j) * a + i) * d);
+      }
+    }
+  }
+  return swapped;
+}
+
+bool seq_first(const Node& node) {
+  return node.attr<AttentionAttrs>().layout == AttentionLayout::seq_first;
+}
+
+// An operand of `node` (q, k, v, out or dout) in double, heads_first.
+std::vector<double> heads_first(const Node& node, const Tensor& x) {
+  std::vector<double> wide = widen_all(node, x);
+  return seq_first(node) ? swap_middle_dims(wide, x.shape()) : wide;
+}
+
+// Values computed heads_first for a value of `shape` in the node's layout, in that layout.
+std::vector<double> in_node_layout(const Node& node, std::vector<double> values,
+                                   const Shape& shape) {
+  if (!seq_first(node)) return values;
+  return swap_middle_dims(values, heads_first_shape(shape, AttentionLayout::seq_first));
+}
+
 // The operands of an attention or attention_grad node in double, with the probabilities and the
 // dropout's scaled keep mask element by element.
 class AttentionProblem {
  public:
   AttentionProblem(const Node& node, Operands operands)
       : attrs_(node.attr<AttentionAttrs>()),
-        q_(widen_all(node, operands[0])),
-        k_(widen_all(node, operands[1])),
-        v_(widen_all(node, operands[2])),
+        q_(heads_first(node, operands[0])),
+        k_(heads_first(node, operands[1])),
+        v_(heads_first(node, operands[2])),
         mask_(widen_all(node, operands[3])) {
-    const Shape& q_shape = operands[0].shape();
+    Shape q_shape = heads_first_shape(operands[0].shape(), attrs_.layout);
     size_t rank = q_shape.size();
     Shape batch_shape(q_shape.begin(), q_shape.end() - 2);
     batch = shape_numel(batch_shape);
     sq = q_shape[rank - 2];
     d = q_shape[rank - 1];
-    sk = operands[1].shape()[rank - 2];
+    sk = heads_first_shape(operands[1].shape(), attrs_.layout)[rank - 2];
     dv = operands[2].shape()[rank - 1];
     // The mask is read with stride 0 along its size-1 dims.
     const Shape& mask_shape = operands[3].shape();
@@ -113,7 +147,7 @@ Tensor kernel_attention(const Node& node, Operands operands) {
     }
   }
   Tensor result(node.dtype, node.shape);
-  narrow_all(node, out, result);
+  narrow_all(node, in_node_layout(node, std::move(out), node.shape), result);
   return result;
 }
 
@@ -122,7 +156,7 @@ Tensor kernel_attention(const Node& node, Operands operands) {
 // dK[j] = sum_i dS[i, j] Q[i]. Written flat as [dq | dk | dv].
 Tensor kernel_attention_grad(const Node& node, Operands operands) {
   AttentionProblem a(node, operands);
-  std::vector<double> out = widen_all(node, operands[4]), dout = widen_all(node, operands[5]);
+  std::vector<double> out = heads_first(node, operands[4]), dout = heads_first(node, operands[5]);
   int64_t q_size = a.batch * a.sq * a.d, k_size = a.batch * a.sk * a.d;
   std::vector<double> grads(static_cast<size_t>(shape_numel(node.shape)));
   double* dq = grads.data();
@@ -151,8 +185,16 @@ Tensor kernel_attention_grad(const Node& node, Operands operands) {
       }
     }
   }
+  std::vector<double> laid_out;  // dq, dk and dv, each in its operand's layout
+  for (size_t i = 0, start = 0; i < 3; ++i) {
+    auto size = static_cast<size_t>(operands[i].numel());
+    std::vector<double> part(grads.data() + start, grads.data() + start + size);
+    part = in_node_layout(node, std::move(part), operands[i].shape());
+    laid_out.insert(laid_out.end(), part.begin(), part.end());
+    start += size;
+  }
   Tensor result(node.dtype, node.shape);
-  narrow_all(node, grads, result);
+  narrow_all(node, laid_out, result);
   return result;
 }
 
