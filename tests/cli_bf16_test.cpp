@@ -1,8 +1,8 @@
 // --bf16 on a CPU without bf16 units, as ONEDNN_MAX_CPU_ISA makes any CPU look: a training run
 // that compiles a training and an evaluation program says once that it rounds to bf16 and
 // multiplies in fp32, and naming the instruction set; a run that does not ask for bf16 says
-// nothing. At the AVX512-BF16 level it multiplies in bf16 only where vdpbf16ps beats the FMAs (AMD's
-// cores), and says so, with both units' rates, where it does not.
+// nothing. At the AVX512-BF16 level it multiplies in bf16 only where vdpbf16ps beats the FMAs
+// (AMD's cores), and says so, with both units' rates, where it does not.
 #include <gtest/gtest.h>
 
 #include "cli_test_util.h"

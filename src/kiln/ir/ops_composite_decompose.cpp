@@ -220,7 +220,9 @@ Value decompose_attention_grad(const Node& node, std::span<const Value> inputs) 
   Value dq = attention_product(q.dtype(), dscores, k, rank - 1, rank - 2);
   Value dk = attention_product(q.dtype(), dscores, q, rank - 2, rank - 2);
   std::vector<Value> flat;
-  for (Value grad : {dq, dk, dv}) flat.push_back(reshape(swap_to_layout(node, grad), {grad.numel()}));
+  for (Value grad : {dq, dk, dv}) {
+    flat.push_back(reshape(swap_to_layout(node, grad), {grad.numel()}));
+  }
   return narrow(concat(flat, 0), node.dtype);
 }
 
