@@ -192,8 +192,8 @@ TEST(CpuFusion, IntegerDivisionByZeroInALoopIsAnError) {
   EXPECT_THROW(executable->run({ones, zero_at_end}), Error);
 }
 
-// dot_general with bias, scaling, gelu and the add of a tensor as oneDNN post-ops, on plain and
-// batched products, f32 and bf16 operands.
+// dot_general with bias, scaling, gelu and the add of a tensor as oneDNN post-ops (a bias first as
+// the matmul's bias argument), on plain and batched products, f32 and bf16 operands.
 TEST(CpuFusion, GemmEpiloguesMatchReference) {
   for (DType dtype : {DType::f32, DType::bf16}) {
     SCOPED_TRACE(dtype_name(dtype));
@@ -209,11 +209,17 @@ TEST(CpuFusion, GemmEpiloguesMatchReference) {
     // Another weight: cse would merge a second x·w into the first, which then has two readers.
     Value w2 = feeds.any(dtype, {32, 40});
     Value summed = r + dot_general(x, w2, plain, DType::f32);
-    std::vector<Value> outputs = {biased, scores, summed};
+    // A bias added first is the matmul's bias argument; after a scaling it stays a post-op; a
+    // batched product's bias spans the batch.
+    Value w3 = feeds.any(dtype, {32, 40});
+    Value scaled_biased = dot_general(x, w3, plain, DType::f32) * 0.5 + broadcast_to(b, {3, 24, 40});
+    Value c = feeds.any(DType::f32, {24}), y2 = feeds.any(dtype, {3, 24, 32});
+    Value batched_biased = dot_general(x, y2, batched, DType::f32) + broadcast_to(c, {3, 24, 24});
+    std::vector<Value> outputs = {biased, scores, summed, scaled_biased, batched_biased};
     auto executable = make_cpu_backend()->compile(graph, outputs);
-    // Derived, not recorded: one kernel per product (three products, none shared), each with its
+    // Derived, not recorded: one kernel per product (five products, none shared), each with its
     // epilogue as post-ops; a missed fusion adds a kernel per unfused epilogue op.
-    EXPECT_EQ(executable->stats().kernels, 3);
+    EXPECT_EQ(executable->stats().kernels, 5);
     testing::expect_matches_reference(graph, outputs, feeds.arguments(), {},
                                       dtype == DType::bf16 ? 10.0 : 1.0);
   }

@@ -104,14 +104,16 @@ bool worth_packing(const DotLayout& layout, const MatrixView& lhs, dnnl::memory:
 std::optional<Matmul> matmul_desc(const MatrixView& lhs, const MatrixView& rhs,
                                   const MatrixView& out, dnnl::memory::data_type in_type,
                                   dnnl::memory::data_type out_type, bool try_packed,
-                                  const dnnl::primitive_attr& attr) {
+                                  const dnnl::primitive_attr& attr,
+                                  const dnnl::memory::desc& bias) {
   dnnl::memory::desc plain = matrix_desc(rhs, in_type);
   for (bool pack : {true, false}) {
     if (pack && !try_packed) continue;
     try {
       dnnl::memory::desc weights =
           pack ? dnnl::memory::desc(plain.dims(), in_type, dnnl::memory::format_tag::any) : plain;
-      dnnl::matmul::desc desc(matrix_desc(lhs, in_type), weights, matrix_desc(out, out_type));
+      dnnl::matmul::desc desc(matrix_desc(lhs, in_type), weights, bias,
+                              matrix_desc(out, out_type));
       dnnl::matmul::primitive_desc pd(desc, attr, cpu_engine());
       if (std::string_view(pd.impl_info_str()).starts_with("ref")) continue;
       return Matmul{pd, pd.weights_desc() != plain};
@@ -130,9 +132,14 @@ void execute(const dnnl::primitive& primitive, const std::vector<dnnl_exec_arg_t
         ")");
 }
 
-// The epilogue of a gemm group as oneDNN post-ops, with the buffers its binary post-ops read.
+// The epilogue of a gemm group as oneDNN post-ops, with the buffers its binary post-ops read. A
+// bias added first is the matmul's own bias argument instead: the same sum, rounded once, and
+// cheaper than a binary post-op (oneDNN 2.6, 2 AVX-512 cores, 2048 rows: 128 -> 128 0.19 ms with
+// none, 0.23 as a binary add, 0.19 as the bias; 256 -> 256 0.75, 0.88, 0.81).
 struct PostOps {
   dnnl::primitive_attr attr;
+  int32_t bias = -1;              // the node whose buffer is the [n] bias; -1: none
+  dnnl::memory::desc bias_desc;   // zero (no bias) when bias is -1
   std::vector<std::pair<int, int32_t>> tensors;  // (post-op index, node whose buffer is src1)
   std::vector<dnnl::memory::desc> descs;         // of those tensors
 };
@@ -151,7 +158,7 @@ std::optional<Kernel> onednn_kernel(const Node& node, const DotLayout& layout, O
   std::optional<Matmul> matmul;
   if (layout.lhs_view && layout.rhs_view) {
     matmul = matmul_desc(lhs, rhs, out, *in_type, *out_type,
-                         worth_packing(layout, lhs, *in_type), post_ops.attr);
+                         worth_packing(layout, lhs, *in_type), post_ops.attr, post_ops.bias_desc);
   }
   if (!matmul) {  // copy what does not collapse, or everything when the views were too exotic
     bool copy_both = layout.lhs_view && layout.rhs_view;
@@ -165,7 +172,7 @@ std::optional<Kernel> onednn_kernel(const Node& node, const DotLayout& layout, O
       s.rhs = s.take(layout.batch * layout.k * layout.n * static_cast<int64_t>(element));
     }
     matmul = matmul_desc(lhs, rhs, out, *in_type, *out_type,
-                         worth_packing(layout, lhs, *in_type), post_ops.attr);
+                         worth_packing(layout, lhs, *in_type), post_ops.attr, post_ops.bias_desc);
     if (!matmul) return std::nullopt;
   }
   const dnnl::matmul::primitive_desc& pd = matmul->pd;
@@ -175,7 +182,12 @@ std::optional<Kernel> onednn_kernel(const Node& node, const DotLayout& layout, O
   dnnl::memory dst(pd.dst_desc(), cpu_engine(), DNNL_MEMORY_NONE);
   std::vector<dnnl_exec_arg_t> args = {
       {DNNL_ARG_SRC, src.get()}, {DNNL_ARG_WEIGHTS, weights.get()}, {DNNL_ARG_DST, dst.get()}};
-  std::vector<std::pair<dnnl::memory, int32_t>> extra;  // post-op tensors and their nodes
+  std::vector<std::pair<dnnl::memory, int32_t>> extra;  // bias, post-op tensors and their nodes
+  if (post_ops.bias >= 0) {
+    dnnl::memory memory(post_ops.bias_desc, cpu_engine(), DNNL_MEMORY_NONE);
+    args.push_back({DNNL_ARG_BIAS, memory.get()});
+    extra.emplace_back(memory, post_ops.bias);
+  }
   for (size_t t = 0; t < post_ops.tensors.size(); ++t) {
     auto [index, id] = post_ops.tensors[t];
     dnnl::memory memory(post_ops.descs[t], cpu_engine(), DNNL_MEMORY_NONE);
@@ -343,7 +355,11 @@ std::vector<EpilogueStep> epilogue_of(const Graph& graph, const KernelGroup& gro
         auto factor = static_cast<float>(value.get(0));
         steps.push_back({EpilogueStep::scale, -1, factor});
         ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, factor, 0.0f);
-      } else if (o.op == OpKind::broadcast) {  // a bias
+      } else if (o.op == OpKind::broadcast && steps.empty()) {  // a bias, first: the matmul's
+        steps.push_back({EpilogueStep::bias, o.inputs[0]});
+        post_ops.bias = o.inputs[0];
+        post_ops.bias_desc = matrix_desc(bias_view, *dnnl_type(graph.node(o.inputs[0]).dtype));
+      } else if (o.op == OpKind::broadcast) {  // a bias after other steps
         steps.push_back({EpilogueStep::bias, o.inputs[0]});
         post_ops.tensors.emplace_back(ops.len(), o.inputs[0]);
         post_ops.descs.push_back(matrix_desc(bias_view, *dnnl_type(graph.node(o.inputs[0]).dtype)));
