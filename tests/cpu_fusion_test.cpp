@@ -212,7 +212,8 @@ TEST(CpuFusion, GemmEpiloguesMatchReference) {
     // A bias added first is the matmul's bias argument; after a scaling it stays a post-op; a
     // batched product's bias spans the batch.
     Value w3 = feeds.any(dtype, {32, 40});
-    Value scaled_biased = dot_general(x, w3, plain, DType::f32) * 0.5 + broadcast_to(b, {3, 24, 40});
+    Value scaled_biased =
+        dot_general(x, w3, plain, DType::f32) * 0.5 + broadcast_to(b, {3, 24, 40});
     Value c = feeds.any(DType::f32, {24}), y2 = feeds.any(dtype, {3, 24, 32});
     Value batched_biased = dot_general(x, y2, batched, DType::f32) + broadcast_to(c, {3, 24, 24});
     std::vector<Value> outputs = {biased, scores, summed, scaled_biased, batched_biased};
