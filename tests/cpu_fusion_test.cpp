@@ -180,6 +180,23 @@ TEST(CpuFusion, ColumnSumsMatchReference) {
   }
 }
 
+// A cast from bf16 or f16 to f32 inside a loop takes no instruction (loop_kernel.cpp): the
+// operand's register already holds the result (--bf16's rounding pairs). The result stored, read
+// again and reduced, over rows past a block's 256 elements, as the reference computes them.
+TEST(CpuFusion, WideningCastsReuseTheirOperandsRegister) {
+  for (DType half : {DType::bf16, DType::f16}) {
+    SCOPED_TRACE(dtype_name(half));
+    Graph graph;
+    testing::Feeds feeds(graph);
+    Value x = tanh(feeds.any(DType::f32, {3, 300}));
+    Value rounded = cast(cast(x, half), DType::f32);
+    std::vector<Value> outputs = {rounded, rounded * 2.0 + x, reduce_sum(rounded, {1})};
+    auto executable = make_cpu_backend()->compile(graph, outputs);
+    EXPECT_EQ(executable->stats().kernels, 1);
+    testing::expect_matches_reference(graph, outputs, feeds.arguments());
+  }
+}
+
 TEST(CpuFusion, IntegerDivisionByZeroInALoopIsAnError) {
   Graph graph;
   Value a = graph.input("a", DType::i32, {600});

@@ -61,6 +61,14 @@ Instr instruction(InstrFn run) {
 
 bool is_reduction(OpKind op) { return op == OpKind::reduce_sum || op == OpKind::reduce_max; }
 
+// A cast whose operand's register already holds its result: bf16 and f16 compute in float, and
+// f32 holds each of their values exactly (the f32 -> bf16 -> f32 pairs of --bf16's rounding).
+bool widens_in_place(const Graph& graph, const Node& node) {
+  if (node.op != OpKind::cast || node.dtype != DType::f32) return false;
+  DType from = graph.node(node.inputs[0]).dtype;
+  return from == DType::bf16 || from == DType::f16;
+}
+
 // Turns the group into instructions over virtual registers (one per value), then maps them onto
 // as few registers as liveness allows.
 class ProgramBuilder {
@@ -98,6 +106,12 @@ class ProgramBuilder {
         continue;
       }
       domain_ = shape_numel(node.shape);
+      if (widens_in_place(graph, node)) {  // no instruction: the operand's register is the result
+        int32_t value = operand(node.inputs[0]);
+        register_of_[id] = value;
+        if (results.contains(id)) stores.push_back(store_of(node, id, value));
+        continue;
+      }
       Instr compute = instruction(compute_instr(graph, node));
       if (node.op == OpKind::dropout || node.op == OpKind::random_bits) {
         size_t first = node.op == OpKind::dropout ? 1 : 0;
@@ -129,12 +143,7 @@ class ProgramBuilder {
       compute.out = fresh();
       register_of_[id] = compute.out;
       emit(compute);
-      if (results.contains(id)) {
-        Instr store = instruction(store_instr(node.dtype));
-        store.a = compute.out;
-        store.node = id;
-        stores.push_back(store);
-      }
+      if (results.contains(id)) stores.push_back(store_of(node, id, compute.out));
     }
     // Stores come last: a result may overwrite the bytes of a donated argument that a later
     // instruction of the block still reads.
@@ -195,6 +204,13 @@ class ProgramBuilder {
   }
 
   void emit(const Instr& instr) { instructions.push_back(instr); }
+
+  static Instr store_of(const Node& node, int32_t id, int32_t value) {
+    Instr store = instruction(store_instr(node.dtype));
+    store.a = value;
+    store.node = id;
+    return store;
+  }
 
   // A sum over leading axes: its accumulators take `columns` slots of the thread state.
   void emit_column_sum(const Node& node, int32_t id, int64_t columns) {
