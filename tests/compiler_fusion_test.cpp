@@ -127,6 +127,27 @@ TEST(CompilerFusion, GemmEpiloguesStopAtValuesReadElsewhere) {
                                      "loop: gelu mul -> gelu mul"}));
 }
 
+// A cast of the f32 product to bf16 (--bf16's attention operands), also through a reshape, ends
+// the epilogue: the product is stored rounded. Not when the f32 product is read elsewhere, nor a
+// cast to another dtype; nothing joins after the cast (it would round twice).
+TEST(CompilerFusion, GemmEpiloguesEndInACastToBf16) {
+  Graph graph;
+  Value x = graph.input("x", DType::f32, {6, 8});
+  Value w = graph.input("w", DType::f32, {8, 4});
+  Value b = graph.input("b", DType::f32, {4});
+  Value pre = matmul(x, w) + broadcast_to(b, {6, 4});
+  Value heads = cast(reshape(pre, {6, 2, 2}), DType::bf16);
+  EXPECT_EQ(describe(compile(graph, {heads})),
+            (Groups{"gemm: dot_general broadcast add cast -> cast"}));
+  EXPECT_EQ(describe(compile(graph, {heads, pre * pre})),
+            (Groups{"gemm: dot_general broadcast add -> add", "loop: cast mul -> cast mul"}));
+  EXPECT_EQ(describe(compile(graph, {cast(pre, DType::f16)})),
+            (Groups{"gemm: dot_general broadcast add -> add", "loop: cast -> cast"}));
+  Value doubled = cast(pre, DType::bf16) * 2.0;
+  EXPECT_EQ(describe(compile(graph, {doubled})),
+            (Groups{"gemm: dot_general broadcast add cast -> cast", "loop: broadcast mul -> mul"}));
+}
+
 // A broadcast read by a matrix multiply (no loop) is materialised by its own kernel, which loops
 // reading it then read like any buffer.
 TEST(CompilerFusion, BroadcastsReadOutsideLoopsAreMaterialised) {

@@ -3,6 +3,7 @@
 // cross block and row boundaries), random bits and dropout inside loops, errors inside loops, and
 // donated arguments written in place (also by a TrainStep update).
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <random>
 
@@ -259,6 +260,33 @@ TEST(CpuFusion, GemmEpiloguesOneDnnCannotFuseMatchReference) {
   std::vector<Value> outputs = {biased, scores, summed};
   EXPECT_EQ(make_cpu_backend()->compile(graph, outputs)->stats().kernels, 3);
   testing::expect_matches_reference(graph, outputs, feeds.arguments());
+}
+
+// A gemm epilogue ending in a cast to bf16, through the heads' reshape: bf16 operands (oneDNN
+// stores the bf16 destination) and f32 ones (oneDNN does not take an f32 product to bf16: the
+// product and bias in scratch, then rounded), each one kernel, as the reference rounds them.
+TEST(CpuFusion, GemmEpiloguesEndingInACastMatchReference) {
+  for (DType dtype : {DType::bf16, DType::f32}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    Graph graph;
+    testing::Feeds feeds(graph);
+    Value x = feeds.any(dtype, {3, 24, 32}), w = feeds.any(dtype, {32, 40});
+    Value b = feeds.any(DType::f32, {40});
+    DotAttrs plain{{}, {}, {2}, {0}};
+    Value pre = dot_general(x, w, plain, DType::f32) + broadcast_to(b, {3, 24, 40});
+    Value heads = cast(reshape(pre, {3, 24, 5, 8}), DType::bf16);
+    auto executable = make_cpu_backend()->compile(graph, {heads});
+    EXPECT_EQ(executable->stats().kernels, 1);
+    testing::expect_matches_reference(graph, {heads}, feeds.arguments());
+    // Rounded as a loop rounds the same product (read again, it is stored in f32 first): equal
+    // bits, which a tolerance of an ulp would not tell from truncation.
+    auto unfused = make_cpu_backend()->compile(graph, {heads, pre});
+    EXPECT_EQ(unfused->stats().kernels, 2);
+    Tensor fused_heads = executable->run(feeds.arguments())[0];
+    Tensor loop_heads = unfused->run(feeds.arguments())[0];
+    ASSERT_EQ(fused_heads.nbytes(), loop_heads.nbytes());
+    EXPECT_EQ(std::memcmp(fused_heads.data(), loop_heads.data(), fused_heads.nbytes()), 0);
+  }
 }
 
 // A scatter_add starting from a broadcast constant (the gradient of a gather: zeros) fills its

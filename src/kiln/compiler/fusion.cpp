@@ -276,10 +276,19 @@ class Fuser {
   bool joins_gemm(const Group& target, int32_t g, int32_t id) {
     int32_t tail = target.last;
     const Node& n = node(id);
-    if (n.dtype != node(tail).dtype || readers_[static_cast<size_t>(tail)].size() != 1 ||
-        is_output_[static_cast<size_t>(tail)]) {
+    if (readers_[static_cast<size_t>(tail)].size() != 1 || is_output_[static_cast<size_t>(tail)] ||
+        node(tail).op == OpKind::cast) {  // a cast ends the epilogue: later steps round again
       return false;
     }
+    // A cast of the f32 result to bf16 (--bf16's operands of attention), rounded as it is stored.
+    // Through reshapes (the heads split from the hidden dim) read by nothing else.
+    if (n.op == OpKind::cast) {
+      int readers = 0;
+      for_each_reader(tail, [&](int32_t) { ++readers; });
+      return resolve(n.inputs[0]) == tail && readers == 1 && !used_as_output(tail) &&
+             node(tail).dtype == DType::f32 && n.dtype == DType::bf16;
+    }
+    if (n.dtype != node(tail).dtype) return false;
     for (int32_t operand : n.inputs) {
       if (operand != tail && node(operand).op == OpKind::reshape) return false;
     }

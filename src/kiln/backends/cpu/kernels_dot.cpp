@@ -1,10 +1,10 @@
 // CPU kernels of dot_general and of gemm groups (a dot_general and its epilogue: bias, scaling,
-// gelu, the add of a tensor, as oneDNN post-ops). f32 x f32 -> f32 and bf16 x bf16 -> f32/bf16 go
-// to a oneDNN matmul primitive made at compile time, reading each operand in place when its dims
-// collapse to a strided [batch dims..., rows, cols] view (dot_layout.h) and copying it to that
-// layout (in scratch) otherwise; the rhs is reordered into the blocked layout oneDNN's kernels
-// prefer where that pays. Other dtypes (f64, f16, integers, mixed widths) use a plain loop over
-// the copied operands.
+// gelu, the add of a tensor, as oneDNN post-ops, and a last cast to bf16 as the destination's
+// dtype). f32 x f32 -> f32 and bf16 x bf16 -> f32/bf16 go to a oneDNN matmul primitive made at
+// compile time, reading each operand in place when its dims collapse to a strided
+// [batch dims..., rows, cols] view (dot_layout.h) and copying it to that layout (in scratch)
+// otherwise; the rhs is reordered into the blocked layout oneDNN's kernels prefer where that
+// pays. Other dtypes (f64, f16, integers, mixed widths) use a plain loop over the copied operands.
 #include <omp.h>
 
 #include <cstring>
@@ -144,11 +144,11 @@ struct PostOps {
   std::vector<dnnl::memory::desc> descs;         // of those tensors
 };
 
-std::optional<Kernel> onednn_kernel(const Node& node, const DotLayout& layout, Operands o,
-                                    DType in_dtype, const PostOps& post_ops) {
+std::optional<Kernel> onednn_kernel(const DotLayout& layout, Operands o, DType in_dtype,
+                                    DType out_dtype, const PostOps& post_ops) {
   auto in_type = dnnl_type(in_dtype);
-  auto out_type = dnnl_type(node.dtype);
-  if (!in_type || !out_type || (in_dtype == DType::f32 && node.dtype != DType::f32)) {
+  auto out_type = dnnl_type(out_dtype);
+  if (!in_type || !out_type || (in_dtype == DType::f32 && out_dtype != DType::f32)) {
     return std::nullopt;
   }
   MatrixView out = dense_view(layout.batch_sizes, layout.m, layout.n);
@@ -281,36 +281,51 @@ Kernel fallback_kernel(const Node& node, const DotLayout& layout, Operands o, DT
   });
 }
 
-// The product of dot_general `id` written to the buffer of node `out`, with `post_ops` applied
-// by oneDNN when `fused` is given (set to whether they were; without them, the plain product).
-Kernel dot_kernel(const Graph& graph, int32_t id, int32_t out, const PostOps* post_ops,
-                  bool* fused) {
+// dot_general `id`'s operands and layout, its product to be written to the buffer of node `out`.
+struct DotSetup {
+  DotLayout layout;
+  Operands operands;
+  DType in_dtype;
+};
+
+DotSetup dot_setup(const Graph& graph, int32_t id, int32_t out) {
   const Node& node = graph.node(id);
   const Node& lhs = graph.node(node.inputs[0]);
   const Node& rhs = graph.node(node.inputs[1]);
   DotLayout layout = dot_layout(lhs.shape, rhs.shape, node.attr<DotAttrs>());
   size_t element = dtype_size(lhs.dtype);
-  Operands o{node.inputs[0], node.inputs[1], out,
-             canonical_copy(lhs.shape, layout.lhs_order, element),
-             canonical_copy(rhs.shape, layout.rhs_order, element)};
+  return {layout,
+          Operands{node.inputs[0], node.inputs[1], out,
+                   canonical_copy(lhs.shape, layout.lhs_order, element),
+                   canonical_copy(rhs.shape, layout.rhs_order, element)},
+          lhs.dtype};
+}
+
+// The product of dot_general `id` with `post_ops` applied by oneDNN, written to the buffer of node
+// `out` in out's dtype; empty when oneDNN does not take them (or there is nothing to multiply).
+std::optional<Kernel> fused_dot_kernel(const Graph& graph, int32_t id, int32_t out,
+                                       const PostOps& post_ops) {
+  DotSetup d = dot_setup(graph, id, out);
+  if (shape_numel(graph.node(id).shape) == 0 || d.layout.k == 0) return std::nullopt;
+  return onednn_kernel(d.layout, d.operands, d.in_dtype, graph.node(out).dtype, post_ops);
+}
+
+// The product of dot_general `id` written to the buffer of node `out` (of the product's dtype).
+Kernel dot_kernel(const Graph& graph, int32_t id, int32_t out) {
+  const Node& node = graph.node(id);
+  DotSetup d = dot_setup(graph, id, out);
   int64_t out_bytes = shape_numel(node.shape) * static_cast<int64_t>(dtype_size(node.dtype));
-  if (fused) *fused = false;
   if (out_bytes == 0) return {[](const Buffers&, std::byte*) {}};
-  if (layout.k == 0) {  // empty sums: zeros (all dtypes have an all-zero-bits zero)
+  if (d.layout.k == 0) {  // empty sums: zeros (all dtypes have an all-zero-bits zero)
     return {[=](const Buffers& buffers, std::byte*) {
       std::memset(buffers.at<std::byte>(out), 0, static_cast<size_t>(out_bytes));
     }};
   }
-  if (post_ops) {
-    if (std::optional<Kernel> kernel = onednn_kernel(node, layout, o, lhs.dtype, *post_ops)) {
-      *fused = true;
-      return *kernel;
-    }
-  }
-  if (std::optional<Kernel> kernel = onednn_kernel(node, layout, o, lhs.dtype, PostOps{})) {
+  if (std::optional<Kernel> kernel =
+          onednn_kernel(d.layout, d.operands, d.in_dtype, node.dtype, PostOps{})) {
     return *kernel;
   }
-  return fallback_kernel(node, layout, o, lhs.dtype);
+  return fallback_kernel(node, d.layout, d.operands, d.in_dtype);
 }
 
 // One epilogue node of a gemm group, applied to the product in place when oneDNN cannot fuse it.
@@ -344,6 +359,10 @@ std::vector<EpilogueStep> epilogue_of(const Graph& graph, const KernelGroup& gro
   for (int32_t id : group.nodes) {
     const Node& node = graph.node(id);
     if (id == group.nodes.front() || node.op == OpKind::broadcast) continue;
+    if (node.op == OpKind::cast) {  // the last step: oneDNN writes the destination's dtype
+      previous = id;
+      continue;
+    }
     if (node.op == OpKind::gelu) {
       steps.push_back({EpilogueStep::gelu});
       ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
@@ -380,33 +399,53 @@ std::vector<EpilogueStep> epilogue_of(const Graph& graph, const KernelGroup& gro
 
 }  // namespace
 
-Kernel make_dot_general(const Graph& graph, int32_t id) {
-  return dot_kernel(graph, id, id, nullptr, nullptr);
-}
+Kernel make_dot_general(const Graph& graph, int32_t id) { return dot_kernel(graph, id, id); }
 
 Kernel make_gemm_kernel(const Graph& graph, const KernelGroup& group) {
   int32_t out = group.nodes.back();
   PostOps post_ops;
   std::vector<EpilogueStep> steps = epilogue_of(graph, group, post_ops);
-  bool fused = false;
-  Kernel product = dot_kernel(graph, group.nodes.front(), out, &post_ops, &fused);
-  if (fused) return product;
-  // oneDNN declined the post-ops: the product, then each step over it in place.
-  const Node& node = graph.node(out);
+  if (std::optional<Kernel> fused = fused_dot_kernel(graph, group.nodes.front(), out, post_ops)) {
+    return *fused;
+  }
+  // oneDNN declined the post-ops: the product, then each step over it in place; when the
+  // epilogue ends in a cast, all of that in scratch (after the product's own), then the cast.
+  bool cast_last = graph.node(out).op == OpKind::cast;
+  int32_t values_node = cast_last ? graph.node(out).inputs[0] : out;
+  Kernel product = dot_kernel(graph, group.nodes.front(), values_node);
+  const Node& node = graph.node(group.nodes.front());  // the product; the steps keep its shape
   int64_t n = node.shape.empty() ? 1 : node.shape.back();
   int64_t count = shape_numel(node.shape);
+  int64_t values_at = (product.scratch_bytes + 63) / 64 * 64;
+  int64_t values_bytes = cast_last ? count * static_cast<int64_t>(dtype_size(node.dtype)) : 0;
   return visit_floating("gemm", node.dtype, [&]<typename T>() -> Kernel {
     auto apply = KILN_ISA_DISPATCH(apply_step<T>);
+    auto round_into = KILN_ISA_DISPATCH(round_into_bf16);
     return {[=](const Buffers& buffers, std::byte* scratch) {
-      product.run(buffers, scratch);
-      T* values = buffers.at<T>(out);
+      T* values;
+      if (cast_last) {  // the product's own view of the buffers, with its result in scratch
+        Buffers local = buffers;
+        values = reinterpret_cast<T*>(scratch + values_at);
+        local.slot[static_cast<size_t>(values_node)] = scratch + values_at;
+        product.run(local, scratch);
+      } else {
+        product.run(buffers, scratch);
+        values = buffers.at<T>(out);
+      }
       for (const EpilogueStep& step : steps) {
         const T* operand = step.operand >= 0 ? buffers.at<T>(step.operand) : nullptr;
         parallel_for(count, kGrain, [&](int64_t begin, int64_t end) {
           apply(step, values, operand, begin, end, n);
         });
       }
-    }, product.scratch_bytes};
+      if constexpr (std::same_as<T, float>) {
+        if (cast_last) {
+          parallel_for(count, kGrain, [&](int64_t begin, int64_t end) {
+            round_into(values, buffers.at<Bf16>(out), begin, end);
+          });
+        }
+      }
+    }, values_at + values_bytes};
   });
 }
 
