@@ -408,11 +408,17 @@ Kernel make_gemm_kernel(const Graph& graph, const KernelGroup& group) {
   if (std::optional<Kernel> fused = fused_dot_kernel(graph, group.nodes.front(), out, post_ops)) {
     return *fused;
   }
-  // oneDNN declined the post-ops: the product, then each step over it in place; when the
-  // epilogue ends in a cast, all of that in scratch (after the product's own), then the cast.
+  // oneDNN declined the post-ops: the product, then each step over it in place. When the epilogue
+  // ends in a cast (oneDNN does not round an f32 product to bf16), the product with its steps as
+  // post-ops where oneDNN takes them, in f32, else as above, in scratch; then the cast from there.
   bool cast_last = graph.node(out).op == OpKind::cast;
   int32_t values_node = cast_last ? graph.node(out).inputs[0] : out;
-  Kernel product = dot_kernel(graph, group.nodes.front(), values_node);
+  std::optional<Kernel> fused_values =
+      cast_last ? fused_dot_kernel(graph, group.nodes.front(), values_node, post_ops)
+                : std::nullopt;
+  if (fused_values) steps.clear();
+  Kernel product =
+      fused_values ? *fused_values : dot_kernel(graph, group.nodes.front(), values_node);
   const Node& node = graph.node(group.nodes.front());  // the product; the steps keep its shape
   int64_t n = node.shape.empty() ? 1 : node.shape.back();
   int64_t count = shape_numel(node.shape);
