@@ -6,6 +6,7 @@
 
 #include "kiln/compiler/buffer_plan.h"
 #include "kiln/compiler/pipeline.h"
+#include "kiln/compiler/views.h"
 #include "kiln/ir/ops.h"
 
 namespace kiln {
@@ -48,10 +49,7 @@ void expect_data_flow_order(const Program& program) {
     OpKind op = graph.node(id).op;
     ready[static_cast<size_t>(id)] = op == OpKind::input || op == OpKind::constant;
   }
-  auto root = [&](int32_t id) {
-    while (graph.node(id).op == OpKind::reshape) id = graph.node(id).inputs[0];
-    return id;
-  };
+  auto root = [&](int32_t id) { return view_root(graph, id); };
   for (const KernelGroup& group : program.kernels) {
     for (int32_t id : group.nodes) {
       for (int32_t operand : graph.node(id).inputs) {
@@ -230,6 +228,22 @@ TEST(CompilerFusion, CollectivesKeepTheirOrder) {
                     "single: all_reduce -> all_reduce"}));
   EXPECT_EQ(program.kernels[1].nodes.back(), program.module.outputs[0]);
   EXPECT_EQ(program.kernels[2].nodes.back(), program.module.outputs[1]);
+  expect_data_flow_order(program);
+}
+
+// A contiguous slice is a view (no kernel): a node reading one joins no group made before the
+// view's root. Here the root is a product of the exp's result: the add joining the exp's group
+// would make the two kernels read each other's results.
+TEST(CompilerFusion, ViewsAreReadFromTheirRootsBuffer) {
+  Graph graph;
+  Value x = graph.input("x", DType::f32, {4, 4});
+  Value w = graph.input("w", DType::f32, {8, 4});
+  Value a = exp(x);
+  Value product = matmul(w, a);
+  Value sum = a + slice(product, {0, 0}, {4, 4});
+  Program program = compile(graph, {sum});
+  EXPECT_EQ(describe(program), (Groups{"loop: exp -> exp", "gemm: dot_general -> dot_general",
+                                       "loop: add -> add"}));
   expect_data_flow_order(program);
 }
 

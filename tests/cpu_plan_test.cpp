@@ -1,6 +1,6 @@
 // Structure of the CPU backend's compiled programs: the arena plan never lets two buffers that
-// are live at the same step overlap, its size is what liveness allows, fused values and reshapes
-// cost no memory, and outputs live outside the arena.
+// are live at the same step overlap, its size is what liveness allows, fused values and views
+// (reshapes, contiguous slices) cost no memory, and outputs live outside the arena.
 #include <algorithm>
 #include <random>
 
@@ -93,6 +93,60 @@ TEST(CpuPlan, ReshapesAreFree) {
   testing::expect_matches_reference(graph, {y}, feeds.arguments());
   testing::expect_outputs_close(fused->run(feeds.arguments()),
                                 executable->run(feeds.arguments()));
+}
+
+// A slice that takes one contiguous run of its operand is a view of its bytes, as a reshape is: no
+// kernel, no buffer. Other slices (a middle range of an inner dim, a stride) are copied. A view
+// read only as an output is copied out after the last kernel, so its root's bytes outlive every
+// kernel: the neg/mul chain made after the slices would otherwise be planned over them.
+TEST(CpuPlan, ContiguousSlicesAreViews) {
+  Graph graph;
+  testing::Feeds feeds(graph);
+  Value x = feeds.any(DType::f32, {12, 40, 50});  // buffers larger than the kernels' scratch
+  Value y = exp(x);
+  Value rows = slice(y, {2, 0, 0}, {4, 40, 50});
+  Value inside_a_row = slice(y, {11, 1, 0}, {12, 3, 50});
+  Value columns = slice(y, {0, 0, 1}, {12, 40, 3});
+  Value strided = slice(y, {0, 0, 0}, {12, 40, 50}, {2, 1, 1});
+  Value negated = neg(inside_a_row);
+  Value later = x;
+  for (int i = 0; i < 4; ++i) later = neg(later) * 0.5;
+  std::vector<Value> outputs = {rows, negated, columns, strided, later};
+  for (bool fused : {true, false}) {
+    SCOPED_TRACE(fused ? "fused" : "unfused");
+    auto executable = fused ? make_cpu_backend()->compile(graph, outputs)
+                            : make_cpu_backend()->compile(graph, outputs, unfused());
+    auto& cpu = dynamic_cast<CpuExecutable&>(*executable);
+    const Graph& compiled = *cpu.program().module.graph;
+    int64_t slices = 0;
+    for (const KernelGroup& group : cpu.program().kernels) {
+      for (int32_t id : group.nodes) slices += compiled.node(id).op == OpKind::slice;
+    }
+    EXPECT_EQ(slices, 2);  // columns and strided
+    expect_no_overlap(cpu.memory_plan());
+    std::vector<Tensor> expected = evaluate_reference(graph, outputs, feeds.arguments());
+    testing::expect_outputs_close(executable->run(feeds.arguments()), expected);
+  }
+}
+
+// An output that is a view of part of a root cannot take a donated argument's bytes (the root is
+// larger): the donation is dropped and the output is copied out, right.
+TEST(CpuPlan, ViewsOfPartOfARootTakeNoDonation) {
+  Graph graph;
+  testing::Feeds feeds(graph);
+  Value p = feeds.any(DType::f32, {2, 5});
+  Value q = feeds.any(DType::f32, {4, 5});
+  Value head = slice(exp(q) + 1.0, {0, 0}, {2, 5});
+  std::vector<Value> outputs = {head};
+  std::vector<Tensor> expected = evaluate_reference(graph, outputs, feeds.arguments());
+  CompileSpec spec;
+  spec.donations = {{0, 0}};
+  auto executable = make_cpu_backend()->compile(graph, outputs, spec);
+  EXPECT_TRUE(dynamic_cast<CpuExecutable&>(*executable).program().donations.empty());
+  std::vector<Tensor> arguments = {feeds.arguments()[0].clone(), feeds.arguments()[1]};
+  std::vector<Tensor> results = executable->run(arguments);
+  EXPECT_FALSE(results[0].shares_bytes_with(arguments[0]));
+  testing::expect_outputs_close(results, expected);
 }
 
 // An executable owns what it runs: the caller's graph may go, and runs repeat exactly.

@@ -5,6 +5,8 @@
 #include <numeric>
 #include <unordered_set>
 
+#include "kiln/compiler/views.h"
+
 namespace kiln {
 namespace {
 
@@ -64,6 +66,7 @@ ProgramBuffers plan_buffers(const Program& program, const std::vector<int64_t>& 
   auto count = static_cast<size_t>(graph.size());
   ProgramBuffers buffers;
   buffers.root.resize(count);
+  buffers.root_offset.assign(count, 0);
   buffers.home.assign(count, BufferHome::none);
   buffers.offset.assign(count, -1);
   buffers.argument.assign(count, -1);
@@ -71,9 +74,7 @@ ProgramBuffers plan_buffers(const Program& program, const std::vector<int64_t>& 
   for (int32_t id = 0; id < graph.size(); ++id) {
     const Node& node = graph.node(id);
     auto index = static_cast<size_t>(id);
-    buffers.root[index] = node.op == OpKind::reshape
-                              ? buffers.root[static_cast<size_t>(node.inputs[0])]
-                              : id;
+    buffers.root[index] = view_root(graph, id, &buffers.root_offset[index]);
     if (node.op == OpKind::input) buffers.home[index] = BufferHome::argument;
     if (node.op == OpKind::constant) buffers.home[index] = BufferHome::constant;
   }
@@ -101,20 +102,34 @@ ProgramBuffers plan_buffers(const Program& program, const std::vector<int64_t>& 
       buffers.home[index] = BufferHome::arena;
     }
   }
-  // Donated outputs first, then the first output of each other written root gets a tensor.
+  // Donated outputs first, then the first output of each other written root gets a tensor; an
+  // output that is part of its root's bytes is copied from them.
+  auto whole_root = [&](int32_t id) {
+    const Node& node = graph.node(id);
+    const Node& r = graph.node(root(id));
+    return node.dtype == r.dtype && shape_numel(node.shape) == shape_numel(r.shape);
+  };
   for (const Donation& donation : program.donations) {
-    int32_t r = root(program.module.outputs[static_cast<size_t>(donation.output)]);
-    auto index = static_cast<size_t>(r);
-    if (buffers.home[index] != BufferHome::arena) continue;
+    int32_t output = program.module.outputs[static_cast<size_t>(donation.output)];
+    auto index = static_cast<size_t>(root(output));
+    if (buffers.home[index] != BufferHome::arena || !whole_root(output)) continue;
     buffers.home[index] = BufferHome::donated;
     buffers.argument[index] = donation.input;
     buffers.output[index] = donation.output;
   }
   for (size_t o = 0; o < program.module.outputs.size(); ++o) {
     auto index = static_cast<size_t>(root(program.module.outputs[o]));
-    if (buffers.home[index] != BufferHome::arena) continue;
+    if (buffers.home[index] != BufferHome::arena || !whole_root(program.module.outputs[o])) {
+      continue;
+    }
     buffers.home[index] = BufferHome::output;
     buffers.output[index] = static_cast<int32_t>(o);
+  }
+  // Outputs still in the arena (parts of a root) are copied out after the last kernel.
+  auto last_step = static_cast<int32_t>(program.kernels.size()) - 1;
+  for (int32_t output : program.module.outputs) {
+    auto index = static_cast<size_t>(root(output));
+    if (buffers.home[index] == BufferHome::arena) last[index] = last_step;
   }
   std::vector<BufferRequest> requests;
   std::vector<int32_t> owner;  // node id, or -1 - kernel for a scratch buffer

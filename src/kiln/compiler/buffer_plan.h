@@ -2,7 +2,7 @@
 // for later kernels gets memory (values inside a fused kernel never do); reshapes share their
 // operand's bytes; outputs get tensors of their own, or the bytes of the argument donated to them;
 // everything else is an offset in one arena, planned from liveness together with each kernel's
-// scratch, so that its size is known at compile time.
+// scratch, so that its size is known at compile time. Views (views.h) share their root's bytes.
 #pragma once
 
 #include <cstdint>
@@ -41,7 +41,8 @@ enum class BufferHome : uint8_t {
 };
 
 struct ProgramBuffers {
-  std::vector<int32_t> root;       // per node: the node whose buffer it is (reshapes alias)
+  std::vector<int32_t> root;       // per node: the node whose buffer it is (views alias)
+  std::vector<int64_t> root_offset;  // per node: where its value starts in the root's buffer
   std::vector<BufferHome> home;    // per node (meaningful for roots)
   std::vector<int64_t> offset;     // per node in the arena: its byte offset
   std::vector<int32_t> argument;   // per donated node: the index of the argument it overwrites

@@ -17,6 +17,7 @@
 #include <unordered_set>
 
 #include "kiln/compiler/passes.h"
+#include "kiln/compiler/views.h"
 #include "kiln/ir/op_registry.h"
 
 namespace kiln {
@@ -177,7 +178,7 @@ class Fuser {
 
   void place(int32_t id) {
     const Node& n = node(id);
-    if (n.op == OpKind::input || n.op == OpKind::constant || n.op == OpKind::reshape ||
+    if (n.op == OpKind::input || n.op == OpKind::constant || view_offset(graph_, id) ||
         in_place(id)) {
       return;
     }
@@ -323,8 +324,8 @@ class Fuser {
   // the value of a group made earlier. Joins keep every edge between groups going from an
   // earlier group to a later one, so groups never form a cycle and run in the order they were made.
   bool earlier(int32_t id, int32_t g) const {
-    int32_t source = resolve(id);
-    if (in_place(source)) source = resolve(node(source).inputs[0]);
+    int32_t source = view_root(graph_, id);
+    if (in_place(source)) source = view_root(graph_, node(source).inputs[0]);
     return group(source) < g;
   }
 

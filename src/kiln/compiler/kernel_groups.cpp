@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "kiln/compiler/views.h"
+
 namespace kiln {
 
 std::vector<KernelGroup> single_node_kernels(const Module& module) {
@@ -15,8 +17,8 @@ std::vector<KernelGroup> single_node_kernels(const Module& module) {
   std::vector<KernelGroup> kernels;
   for (int32_t id = 0; id < graph.size(); ++id) {
     OpKind op = graph.node(id).op;
-    // Inputs and constants are buffers already; a reshape is its operand's bytes.
-    if (op == OpKind::input || op == OpKind::constant || op == OpKind::reshape) continue;
+    // Inputs and constants are buffers already; a view is its operand's bytes.
+    if (op == OpKind::input || op == OpKind::constant || view_offset(graph, id)) continue;
     KernelGroup group{KernelKind::single, {id}, {}};
     if (read_later[static_cast<size_t>(id)]) group.results.push_back(id);
     kernels.push_back(std::move(group));

@@ -10,15 +10,11 @@
 
 #include "kiln/compiler/buffer_plan.h"
 #include "kiln/compiler/passes.h"
+#include "kiln/compiler/views.h"
 #include "kiln/ir/op_registry.h"
 
 namespace kiln {
 namespace {
-
-int32_t resolve(const Graph& graph, int32_t id) {
-  while (graph.node(id).op == OpKind::reshape) id = graph.node(id).inputs[0];
-  return id;
-}
 
 // Whether group k's nodes compute `id` themselves (broadcasts in a group are read in place, so
 // not computed, unless a single group computes just that broadcast).
@@ -44,7 +40,7 @@ std::vector<Donation> schedule_kernels(const Module& module, std::vector<KernelG
   for (size_t k = 0; k < count; ++k) {
     for (int32_t id : kernels[k].nodes) {
       for (int32_t operand : graph.node(id).inputs) {
-        int32_t source = resolve(graph, operand);
+        int32_t source = view_root(graph, operand);
         if (!computes(graph, kernels[k], source)) reads[k].push_back(source);
       }
     }
@@ -87,24 +83,27 @@ std::vector<Donation> schedule_kernels(const Module& module, std::vector<KernelG
     return false;
   };
   std::vector<bool> output_root(static_cast<size_t>(graph.size()), false);
-  for (int32_t id : module.outputs) output_root[static_cast<size_t>(resolve(graph, id))] = true;
+  for (int32_t id : module.outputs) output_root[static_cast<size_t>(view_root(graph, id))] = true;
 
   std::vector<Donation> kept;
   for (const Donation& donation : donations) {
     int32_t input = graph.inputs()[static_cast<size_t>(donation.input)];
-    int32_t root = resolve(graph, module.outputs[static_cast<size_t>(donation.output)]);
+    int32_t root = view_root(graph, module.outputs[static_cast<size_t>(donation.output)]);
     int32_t k = writer[static_cast<size_t>(root)];
-    if (k < 0 || output_root[static_cast<size_t>(input)]) continue;
+    // Not an output that is part of its root's bytes (the plan copies it out instead).
+    bool part = shape_numel(graph.node(root).shape) != shape_numel(graph.node(input).shape);
+    if (k < 0 || part || output_root[static_cast<size_t>(input)]) continue;
     // The writer may read the argument only element by element, directly.
     const KernelGroup& group = kernels[static_cast<size_t>(k)];
     bool safe_inside = true;
     for (int32_t id : group.nodes) {
       const Node& node = graph.node(id);
       for (int32_t operand : node.inputs) {
-        if (resolve(graph, operand) != input) continue;
+        if (view_root(graph, operand) != input) continue;
         safe_inside = safe_inside && group.kind == KernelKind::loop &&
                       node.op != OpKind::broadcast &&
-                      shape_numel(graph.node(operand).shape) == shape_numel(node.shape);
+                      shape_numel(graph.node(operand).shape) == shape_numel(node.shape) &&
+                      shape_numel(node.shape) == shape_numel(graph.node(input).shape);
       }
     }
     std::vector<int32_t> readers;

@@ -66,7 +66,7 @@ class CpuExecutableImpl : public CpuExecutable {
     for (int32_t id = 0; id < graph.size(); ++id) {
       auto index = static_cast<size_t>(id);
       int32_t root = plan_.root[index];
-      if (root != id) aliases_.emplace_back(id, root);
+      if (root != id) aliases_.push_back({id, root, plan_.root_offset[index]});
       if (root != id) continue;
       switch (plan_.home[index]) {
         case BufferHome::constant: {
@@ -124,8 +124,9 @@ class CpuExecutableImpl : public CpuExecutable {
       buffers_.slot[index] = buffers_.slot[static_cast<size_t>(graph.inputs()[static_cast<size_t>(
           plan_.argument[index])])];
     }
-    for (const auto& [id, root] : aliases_) {
-      buffers_.slot[static_cast<size_t>(id)] = buffers_.slot[static_cast<size_t>(root)];
+    for (const Alias& alias : aliases_) {
+      std::byte* bytes = buffers_.slot[static_cast<size_t>(alias.root)];
+      buffers_.slot[static_cast<size_t>(alias.view)] = bytes ? bytes + alias.offset : nullptr;
     }
     if (profile_.enabled()) {
       run_kernels_timed();
@@ -162,7 +163,11 @@ class CpuExecutableImpl : public CpuExecutable {
   cpu::KernelProfile profile_;
   std::vector<Kernel> kernels_;
   ProgramBuffers plan_;
-  std::vector<std::pair<int32_t, int32_t>> aliases_;  // (reshape, the root whose bytes it is)
+  struct Alias {
+    int32_t view, root;  // a view (views.h) and the node whose bytes it is
+    int64_t offset;      // where the view starts in them
+  };
+  std::vector<Alias> aliases_;
   std::vector<int32_t> owned_outputs_, donated_outputs_;  // roots
   std::vector<size_t> copied_outputs_;
   std::unique_ptr<std::byte[]> arena_;
