@@ -134,7 +134,7 @@ TEST(CpuPlan, ContiguousSlicesAreViews) {
 TEST(CpuPlan, ViewsOfPartOfARootTakeNoDonation) {
   Graph graph;
   testing::Feeds feeds(graph);
-  Value p = feeds.any(DType::f32, {2, 5});
+  feeds.any(DType::f32, {2, 5});  // argument 0, donated to the output
   Value q = feeds.any(DType::f32, {4, 5});
   Value head = slice(exp(q) + 1.0, {0, 0}, {2, 5});
   std::vector<Value> outputs = {head};

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kiln/ir/dtype.h"
+#include "kiln/ir/host_memory.h"
 #include "kiln/ir/shape.h"
 
 namespace kiln {
@@ -56,10 +57,7 @@ class Tensor {
   DType dtype_ = DType::f32;
   Shape shape_;
   struct Bytes {
-    struct Free {
-      void operator()(std::byte* data) const;
-    };
-    std::unique_ptr<std::byte[], Free> data;
+    HostBytes data;
     size_t size = 0;
   };
   Tensor(DType dtype, Shape shape, bool zero);

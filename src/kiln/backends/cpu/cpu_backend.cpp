@@ -59,9 +59,7 @@ class CpuExecutableImpl : public CpuExecutable {
     // Not zero-filled: every kernel writes its buffers before anything reads them, and filling
     // a BERT-base step's 1.6 GB arena took most of its compile time (its pages are touched on
     // the first run instead).
-    arena_.reset(new std::byte[static_cast<size_t>(plan_.plan.arena_bytes + kAlignment)]);
-    auto address = reinterpret_cast<uintptr_t>(arena_.get());
-    arena_base_ = arena_.get() + (kAlignment - address % kAlignment) % kAlignment;
+    arena_ = make_host_bytes(static_cast<size_t>(plan_.plan.arena_bytes));
     buffers_.slot.assign(static_cast<size_t>(graph.size()), nullptr);
     for (int32_t id = 0; id < graph.size(); ++id) {
       auto index = static_cast<size_t>(id);
@@ -75,7 +73,7 @@ class CpuExecutableImpl : public CpuExecutable {
           buffers_.slot[index] = value.nbytes() ? const_cast<std::byte*>(value.data()) : nullptr;
           break;
         }
-        case BufferHome::arena: buffers_.slot[index] = arena_base_ + plan_.offset[index]; break;
+        case BufferHome::arena: buffers_.slot[index] = arena_.get() + plan_.offset[index]; break;
         case BufferHome::output: owned_outputs_.push_back(id); break;
         case BufferHome::donated: donated_outputs_.push_back(id); break;
         case BufferHome::none: case BufferHome::argument: break;
@@ -133,7 +131,7 @@ class CpuExecutableImpl : public CpuExecutable {
     } else {
       for (size_t k = 0; k < kernels_.size(); ++k) {
         if (collectives_) collectives_->before(k, buffers_);
-        kernels_[k].run(buffers_, arena_base_ + plan_.scratch_offset[k]);
+        kernels_[k].run(buffers_, arena_.get() + plan_.scratch_offset[k]);
       }
     }
     if (collectives_) collectives_->after_run(buffers_);
@@ -153,7 +151,7 @@ class CpuExecutableImpl : public CpuExecutable {
     for (size_t k = 0; k < kernels_.size(); ++k) {
       auto start = std::chrono::steady_clock::now();
       if (collectives_) collectives_->before(k, buffers_);
-      kernels_[k].run(buffers_, arena_base_ + plan_.scratch_offset[k]);
+      kernels_[k].run(buffers_, arena_.get() + plan_.scratch_offset[k]);
       profile_.add(k, std::chrono::steady_clock::now() - start);
     }
     profile_.finish_run();
@@ -170,8 +168,7 @@ class CpuExecutableImpl : public CpuExecutable {
   std::vector<Alias> aliases_;
   std::vector<int32_t> owned_outputs_, donated_outputs_;  // roots
   std::vector<size_t> copied_outputs_;
-  std::unique_ptr<std::byte[]> arena_;
-  std::byte* arena_base_ = nullptr;
+  HostBytes arena_;  // huge pages where the kernel gives them (host_memory.h)
   Buffers buffers_;
   std::unique_ptr<cpu::Collectives> collectives_;  // a run of several processes
 };
