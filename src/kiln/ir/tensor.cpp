@@ -1,12 +1,20 @@
 // Host tensors.
 #include "kiln/ir/tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <new>
 
 #include "kiln/ir/error.h"
 
 namespace kiln {
+
+namespace {
+constexpr std::align_val_t kAlignment{64};
+}  // namespace
+
+void Tensor::Bytes::Free::operator()(std::byte* data) const { ::operator delete[](data, kAlignment); }
 
 Tensor::Tensor(DType dtype, Shape shape) : Tensor(dtype, std::move(shape), true) {}
 
@@ -16,7 +24,9 @@ Tensor::Tensor(DType dtype, Shape shape, bool zero) : dtype_(dtype), shape_(std:
   for (int64_t dim : shape_) check(dim >= 0, "tensor", "negative dim in shape ", shape_str(shape_));
   bytes_ = std::make_shared<Bytes>();
   bytes_->size = static_cast<size_t>(shape_numel(shape_)) * dtype_size(dtype);
-  bytes_->data = make_host_bytes(bytes_->size);  // at least one byte: data() is never null
+  // At least one byte, so that data() is never null.
+  bytes_->data.reset(static_cast<std::byte*>(
+      ::operator new[](std::max<size_t>(bytes_->size, 1), kAlignment)));
   if (zero) std::memset(bytes_->data.get(), 0, bytes_->size);
 }
 

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "kiln/ir/dtype.h"
-#include "kiln/ir/host_memory.h"
 #include "kiln/ir/shape.h"
 
 namespace kiln {
@@ -57,7 +56,10 @@ class Tensor {
   DType dtype_ = DType::f32;
   Shape shape_;
   struct Bytes {
-    HostBytes data;
+    struct Free {
+      void operator()(std::byte* data) const;
+    };
+    std::unique_ptr<std::byte[], Free> data;
     size_t size = 0;
   };
   Tensor(DType dtype, Shape shape, bool zero);

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 
+#include "kiln/backends/cpu/arena_memory.h"
 #include "kiln/backends/cpu/bf16_products.h"
 #include "kiln/backends/cpu/collectives.h"
 #include "kiln/backends/cpu/cpu_isa.h"
@@ -59,7 +60,7 @@ class CpuExecutableImpl : public CpuExecutable {
     // Not zero-filled: every kernel writes its buffers before anything reads them, and filling
     // a BERT-base step's 1.6 GB arena took most of its compile time (its pages are touched on
     // the first run instead).
-    arena_ = make_host_bytes(static_cast<size_t>(plan_.plan.arena_bytes));
+    arena_ = cpu::allocate_arena(static_cast<size_t>(plan_.plan.arena_bytes));
     buffers_.slot.assign(static_cast<size_t>(graph.size()), nullptr);
     for (int32_t id = 0; id < graph.size(); ++id) {
       auto index = static_cast<size_t>(id);
@@ -168,7 +169,7 @@ class CpuExecutableImpl : public CpuExecutable {
   std::vector<Alias> aliases_;
   std::vector<int32_t> owned_outputs_, donated_outputs_;  // roots
   std::vector<size_t> copied_outputs_;
-  HostBytes arena_;  // huge pages where the kernel gives them (host_memory.h)
+  cpu::ArenaBytes arena_;
   Buffers buffers_;
   std::unique_ptr<cpu::Collectives> collectives_;  // a run of several processes
 };

@@ -1,7 +1,6 @@
-// allocate_host: a block of a huge page (2 MiB) or more starts on one and has its whole huge
+// allocate_arena: a block of a huge page (2 MiB) or more starts on one and has its whole huge
 // pages advised for transparent huge pages (the mapping's "hg" flag in /proc/self/smaps), its
-// tail not (the resident set grows by nothing); smaller blocks are 64-byte aligned. Tensors and
-// the CPU backend's arena come from it.
+// tail not (the resident set grows by nothing); smaller blocks are 64-byte aligned.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -9,10 +8,9 @@
 #include <sstream>
 #include <string>
 
-#include "kiln/ir/host_memory.h"
-#include "kiln/ir/tensor.h"
+#include "kiln/backends/cpu/arena_memory.h"
 
-namespace kiln {
+namespace kiln::cpu {
 namespace {
 
 constexpr size_t kHugePage = size_t{2} << 20;
@@ -37,26 +35,21 @@ bool advised(const void* address) {
   return (" " + vm_flags_at(address) + " ").find(" hg ") != std::string::npos;
 }
 
-TEST(HostMemory, WholeHugePagesOfLargeBlocksAreAdvised) {
-  const size_t bytes = 3 * kHugePage + 4096;
-  HostBytes block = make_host_bytes(bytes);
+TEST(CpuArenaMemory, WholeHugePagesOfLargeBlocksAreAdvised) {
+  ArenaBytes block = allocate_arena(3 * kHugePage + 4096);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(block.get()) % kHugePage, 0u);
   EXPECT_TRUE(advised(block.get())) << vm_flags_at(block.get());
   EXPECT_TRUE(advised(block.get() + 3 * kHugePage - 1));
   EXPECT_FALSE(advised(block.get() + 3 * kHugePage)) << "the tail past the last huge page";
-
-  Tensor large(DType::f32, {static_cast<int64_t>(kHugePage)});  // 8 MiB
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(large.data()) % kHugePage, 0u);
-  EXPECT_TRUE(advised(large.data()));
 }
 
-TEST(HostMemory, SmallBlocksAre64ByteAligned) {
+TEST(CpuArenaMemory, SmallBlocksAre64ByteAligned) {
   for (size_t bytes : {size_t{0}, size_t{1}, size_t{100}, kHugePage - 1}) {
-    HostBytes block = make_host_bytes(bytes);
+    ArenaBytes block = allocate_arena(bytes);
     ASSERT_NE(block.get(), nullptr);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(block.get()) % 64, 0u) << bytes;
   }
 }
 
 }  // namespace
-}  // namespace kiln
+}  // namespace kiln::cpu
