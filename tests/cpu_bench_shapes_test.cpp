@@ -9,10 +9,11 @@
 // - 2 kernel threads (omp_set_num_threads before the first kernel, as `bench --threads 2`), so
 //   parallel_for splits every large loop in two;
 // - packed weights: kernels_dot.cpp's worth_packing packs the rhs when the lhs has >= 512 rows and
-//   k*n >= 2^19 (fp32) or >= 2^21 with a plain lhs (bf16): here 2048 lhs rows, k*n = 768*768
-//   (fp32) and 768*3072 (bf16). Checked with ONEDNN_VERBOSE=1 on this test: oneDNN reports
-//   "runtime:OpenMP,nthr:2", fp32 matmuls on weights reordered to BA16a64b (18 reorders per step)
-//   and bf16 ones on BA16a64b2a (the feed-forward layers), i.e. the packed path.
+//   k*n >= 2^19 (fp32; with a transposed lhs, n >= 2048 too) or >= 2^21 with a plain lhs (bf16):
+//   here 2048 lhs rows, k*n = 768*768 (fp32) and 768*3072 (bf16). Checked with ONEDNN_VERBOSE=1
+//   on this test: oneDNN reports "runtime:OpenMP,nthr:2", fp32 matmuls on weights reordered to
+//   BA16a64b (13 reorders per step: the weight gradients but the widest read plain rhs) and bf16
+//   ones on BA16a64b2a (the feed-forward layers), i.e. both paths.
 // One layer instead of 12 keeps the reference (double, unfused) to about 20 s a dtype on 2 cores.
 #include <omp.h>
 

@@ -90,11 +90,17 @@ struct Matmul {
 // 768x768 weights gain too (2048x768x768 278 -> 322; transposed lhs 275 -> 292, and
 // 3072x768x2048 260 -> 301). In bf16, small weights or few lhs rows lose to the reorder
 // (128x128x512 861 -> 527, 2048x512x128 1685 -> 1558), and so does a transposed lhs whatever the
-// size (the weight gradients: 768x3072x2048 1165 -> 901, 768x768x2048 1698 -> 1059).
+// size (the weight gradients: 768x3072x2048 1165 -> 901, 768x768x2048 1698 -> 1059). In f32 a
+// transposed lhs gains only with a wide rhs: BERT-base's 768x2048x768 weight gradients in its
+// step (ONEDNN_VERBOSE) took 7.44 ms packed plus 0.63 for the reorder, 7.28 plain (the base fp32
+// step 3,770/3,842/3,756/3,656 -> 3,762/3,674/3,732/3,611 ms, alternated); 768x2048x3072 stays
+// packed (61 ms plain against 34 packed, alone).
 bool worth_packing(const DotLayout& layout, const MatrixView& lhs, dnnl::memory::data_type type) {
   if (layout.m < 512) return false;
-  if (type == dnnl::memory::data_type::f32) return layout.k * layout.n >= (int64_t{1} << 19);
   bool lhs_transposed = lhs.col_stride() != 1;
+  if (type == dnnl::memory::data_type::f32) {
+    return layout.k * layout.n >= (int64_t{1} << 19) && (!lhs_transposed || layout.n >= 2048);
+  }
   return !lhs_transposed && layout.k * layout.n >= (int64_t{1} << 21);
 }
 
