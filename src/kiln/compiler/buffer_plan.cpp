@@ -104,24 +104,18 @@ ProgramBuffers plan_buffers(const Program& program, const std::vector<int64_t>& 
   }
   // Donated outputs first, then the first output of each other written root gets a tensor; an
   // output that is part of its root's bytes is copied from them.
-  auto whole_root = [&](int32_t id) {
-    const Node& node = graph.node(id);
-    const Node& r = graph.node(root(id));
-    return node.dtype == r.dtype && shape_numel(node.shape) == shape_numel(r.shape);
-  };
   for (const Donation& donation : program.donations) {
     int32_t output = program.module.outputs[static_cast<size_t>(donation.output)];
     auto index = static_cast<size_t>(root(output));
-    if (buffers.home[index] != BufferHome::arena || !whole_root(output)) continue;
+    if (buffers.home[index] != BufferHome::arena || !covers_root(graph, output)) continue;
     buffers.home[index] = BufferHome::donated;
     buffers.argument[index] = donation.input;
     buffers.output[index] = donation.output;
   }
   for (size_t o = 0; o < program.module.outputs.size(); ++o) {
-    auto index = static_cast<size_t>(root(program.module.outputs[o]));
-    if (buffers.home[index] != BufferHome::arena || !whole_root(program.module.outputs[o])) {
-      continue;
-    }
+    int32_t output = program.module.outputs[o];
+    auto index = static_cast<size_t>(root(output));
+    if (buffers.home[index] != BufferHome::arena || !covers_root(graph, output)) continue;
     buffers.home[index] = BufferHome::output;
     buffers.output[index] = static_cast<int32_t>(o);
   }

@@ -91,7 +91,7 @@ std::vector<Donation> schedule_kernels(const Module& module, std::vector<KernelG
     int32_t root = view_root(graph, module.outputs[static_cast<size_t>(donation.output)]);
     int32_t k = writer[static_cast<size_t>(root)];
     // Not an output that is part of its root's bytes (the plan copies it out instead).
-    bool part = shape_numel(graph.node(root).shape) != shape_numel(graph.node(input).shape);
+    bool part = !covers_root(graph, module.outputs[static_cast<size_t>(donation.output)]);
     if (k < 0 || part || output_root[static_cast<size_t>(input)]) continue;
     // The writer may read the argument only element by element, directly.
     const KernelGroup& group = kernels[static_cast<size_t>(k)];
@@ -102,8 +102,8 @@ std::vector<Donation> schedule_kernels(const Module& module, std::vector<KernelG
         if (view_root(graph, operand) != input) continue;
         safe_inside = safe_inside && group.kind == KernelKind::loop &&
                       node.op != OpKind::broadcast &&
-                      shape_numel(graph.node(operand).shape) == shape_numel(node.shape) &&
-                      shape_numel(node.shape) == shape_numel(graph.node(input).shape);
+                      covers_root(graph, operand) &&
+                      shape_numel(graph.node(operand).shape) == shape_numel(node.shape);
       }
     }
     std::vector<int32_t> readers;

@@ -35,4 +35,11 @@ int32_t view_root(const Graph& graph, int32_t id, int64_t* offset) {
   return id;
 }
 
+bool covers_root(const Graph& graph, int32_t id) {
+  const Node& node = graph.node(id);
+  const Node& root = graph.node(view_root(graph, id));
+  return shape_numel(node.shape) * dtype_size(node.dtype) ==
+         shape_numel(root.shape) * dtype_size(root.dtype);
+}
+
 }  // namespace kiln

@@ -19,4 +19,8 @@ std::optional<int64_t> view_offset(const Graph& graph, int32_t id);
 // value's byte offset there.
 int32_t view_root(const Graph& graph, int32_t id, int64_t* offset = nullptr);
 
+// Whether `id`'s value is all of its root's bytes (a reshape, or no view at all), not a part of
+// them: only such a value may take the root's buffer as an output or be overwritten in place.
+bool covers_root(const Graph& graph, int32_t id);
+
 }  // namespace kiln
