@@ -1,8 +1,9 @@
-// The CPU backend's Philox blocks (vectorised, AVX-512 where the CPU has it) against the
-// definition every backend shares (random_bits_at), word for word: counts around the 32-block
-// stride of the vector path and its scalar tail, counters that wrap 32 bits, keys and offsets
-// with high bits set. Then random bits keyed per leading row through the loop kernels against
-// random_bits_row_at and the reference, rows of every length modulo 4.
+// The CPU backend's Philox blocks (vectorised: AVX-512 or AVX2, as the CPU and KILN_MAX_CPU_ISA
+// allow) against the definition every backend shares (random_bits_at), word for word: counts
+// around the vector paths' strides (16 blocks with AVX2, 32 with AVX-512) and their scalar tails,
+// counters that wrap 32 bits, keys and offsets with high bits set. Then random bits keyed per
+// leading row through the loop kernels against random_bits_row_at and the reference, rows of
+// every length modulo 4.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -21,7 +22,7 @@ TEST(CpuPhilox, BlocksMatchTheDefinitionWordForWord) {
   const int64_t seeds[] = {0, 42, -1, int64_t{0x7EADBEEF12345678}};
   const int64_t offsets[] = {0, 3, int64_t{1} << 40, -7};
   const int64_t firsts[] = {0, 1, 31, (int64_t{1} << 32) - 20, 123456789012};
-  const int64_t counts[] = {0, 1, 15, 31, 32, 33, 64, 129};
+  const int64_t counts[] = {0, 1, 15, 16, 17, 31, 32, 33, 64, 129};
   std::vector<uint32_t> words(4 * 129);
   int64_t compared = 0;
   for (int64_t seed : seeds) {
@@ -41,7 +42,7 @@ TEST(CpuPhilox, BlocksMatchTheDefinitionWordForWord) {
       }
     }
   }
-  EXPECT_EQ(compared, 4 * 4 * 5 * 4 * (0 + 1 + 15 + 31 + 32 + 33 + 64 + 129));
+  EXPECT_EQ(compared, 4 * 4 * 5 * 4 * (0 + 1 + 15 + 16 + 17 + 31 + 32 + 33 + 64 + 129));
 }
 
 // Row lengths around multiples of 4 and the loop kernels' 256-element blocks; rows of a multiple

@@ -5,7 +5,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
-#define KILN_PHILOX_AVX512 1
+#define KILN_PHILOX_VECTORS 1
 #endif
 
 #include "kiln/backends/cpu/isa_variants.h"
@@ -75,7 +75,7 @@ void philox_range_for_isa(const PhiloxKey& key, int64_t first, int64_t blocks, u
   philox_range_baseline(key, first, blocks, words);
 }
 
-#ifdef KILN_PHILOX_AVX512
+#ifdef KILN_PHILOX_VECTORS
 // The same blocks with AVX-512 written out: 16 blocks per vector, two vectors in flight (one
 // round's multiplies wait on the last's), 32-bit high and low halves of the products from the
 // even and odd lanes' 64-bit products. GCC's vectorisation of philox_range widens every lane to
@@ -146,6 +146,71 @@ KILN_AVX512 int64_t philox_zmm_blocks(const PhiloxKey& key, int64_t first, int64
   }
   return j;
 }
+
+// The same with AVX2 (Zen 3's level): 8 blocks per vector, two vectors in flight; 0.66 ns per word
+// on one core of this machine against 1.60 for GCC's vectorisation of philox_range with AVX2.
+// BERT-tiny fp32 under the avx2 cap: 55.1/58.9/55.2 -> 53.5/53.2/53.2 ms a step.
+#define KILN_AVX2 __attribute__((target("avx2")))
+
+KILN_AVX2 inline __m256i splat8(uint32_t v) { return _mm256_set1_epi32(static_cast<int>(v)); }
+
+KILN_AVX2 inline void multiply_halves(__m256i a, __m256i m, __m256i& high, __m256i& low) {
+  __m256i even = _mm256_mul_epu32(a, m);
+  __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), m);
+  high = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
+  low = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+}
+
+// Blocks j..j+7's words to out in block order: the interleaves give each 128-bit lane of a, b, c,
+// d one block's four words (blocks 0-3 in the low lanes, 4-7 in the high), then lanes pair up.
+KILN_AVX2 inline void store_blocks(__m256i c0, __m256i c1, __m256i c2, __m256i c3,
+                                   uint32_t* out) {
+  __m256i low01 = _mm256_unpacklo_epi32(c0, c1), high01 = _mm256_unpackhi_epi32(c0, c1);
+  __m256i low23 = _mm256_unpacklo_epi32(c2, c3), high23 = _mm256_unpackhi_epi32(c2, c3);
+  __m256i a = _mm256_unpacklo_epi64(low01, low23), b = _mm256_unpackhi_epi64(low01, low23);
+  __m256i c = _mm256_unpacklo_epi64(high01, high23), d = _mm256_unpackhi_epi64(high01, high23);
+  auto* at = reinterpret_cast<__m256i*>(out);
+  _mm256_storeu_si256(at, _mm256_permute2x128_si256(a, b, 0x20));
+  _mm256_storeu_si256(at + 1, _mm256_permute2x128_si256(c, d, 0x20));
+  _mm256_storeu_si256(at + 2, _mm256_permute2x128_si256(a, b, 0x31));
+  _mm256_storeu_si256(at + 3, _mm256_permute2x128_si256(c, d, 0x31));
+}
+
+KILN_AVX2 int64_t philox_ymm_blocks(const PhiloxKey& key, int64_t first, int64_t blocks,
+                                    uint32_t* words) {
+  constexpr int kVectors = 2;
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i m0 = splat8(0xD2511F53), m1 = splat8(0xCD9E8D57);
+  int64_t j = 0;
+  for (; j + 8 * kVectors <= blocks; j += 8 * kVectors) {
+    __m256i c0[kVectors], c1[kVectors], c2[kVectors], c3[kVectors];
+    for (int v = 0; v < kVectors; ++v) {
+      c0[v] = _mm256_add_epi32(splat8(static_cast<uint32_t>(first + j + 8 * v)), lanes);
+      c1[v] = splat8(key.stream);
+      c2[v] = splat8(key.offset_lo);
+      c3[v] = splat8(key.offset_hi);
+    }
+    uint32_t k0 = key.key0, k1 = key.key1;
+    for (int round = 0; round < 10; ++round) {
+      __m256i key0s = splat8(k0), key1s = splat8(k1);
+      for (int v = 0; v < kVectors; ++v) {
+        __m256i high0, low0, high1, low1;
+        multiply_halves(c0[v], m0, high0, low0);
+        multiply_halves(c2[v], m1, high1, low1);
+        c0[v] = _mm256_xor_si256(_mm256_xor_si256(high1, c1[v]), key0s);
+        c2[v] = _mm256_xor_si256(_mm256_xor_si256(high0, c3[v]), key1s);
+        c1[v] = low1;
+        c3[v] = low0;
+      }
+      k0 += 0x9E3779B9;
+      k1 += 0xBB67AE85;
+    }
+    for (int v = 0; v < kVectors; ++v) {
+      store_blocks(c0[v], c1[v], c2[v], c3[v], words + 4 * (j + 8 * v));
+    }
+  }
+  return j;
+}
 #pragma GCC diagnostic pop
 #endif
 
@@ -158,9 +223,11 @@ void philox_blocks(int64_t seed, int64_t offset, uint32_t stream, int64_t first,
   const PhiloxKey key{static_cast<uint32_t>(useed), static_cast<uint32_t>(useed >> 32), stream,
                       static_cast<uint32_t>(uoffset), static_cast<uint32_t>(uoffset >> 32)};
   int64_t done = 0;
-#ifdef KILN_PHILOX_AVX512
+#ifdef KILN_PHILOX_VECTORS
   if (effective_cpu_isa() >= CpuIsa::avx512_core) {
     done = philox_zmm_blocks(key, first, blocks, words);
+  } else if (effective_cpu_isa() >= CpuIsa::avx2) {
+    done = philox_ymm_blocks(key, first, blocks, words);
   }
 #endif
   philox_range_for_isa(key, first + done, blocks - done, words + 4 * done);
