@@ -1,5 +1,6 @@
 // KILN_CPU_PROFILE: each kernel described by its kind, fused ops and result, and the report an
-// executable prints when it is freed (only with the variable set).
+// executable prints when it is freed (only with the variable set): over the runs after the first,
+// or over the only one.
 #include <algorithm>
 #include <cstdlib>
 
@@ -46,6 +47,21 @@ TEST(CpuProfile, ReportsTheCostliestKernelsWhenFreed) {
   EXPECT_NE(report.find("over 2 runs after the first"), std::string::npos) << report;
   // One line per kernel shown: the top 1 of 2.
   EXPECT_EQ(std::count(report.begin(), report.end(), '\n'), 2) << report;
+}
+
+TEST(CpuProfile, ReportsTheOnlyRunOfAnExecutableRunOnce) {
+  Graph graph;
+  testing::Feeds feeds(graph);
+  Value x = feeds.any(DType::f32, {64, 64});
+  Value y = softmax(exp(x) + 1.0, 1);
+  std::vector<Tensor> arguments = feeds.arguments();
+  setenv("KILN_CPU_PROFILE", "5", 1);
+  ::testing::internal::CaptureStderr();
+  make_cpu_backend()->compile(graph, {y})->run(arguments);
+  std::string report = ::testing::internal::GetCapturedStderr();
+  unsetenv("KILN_CPU_PROFILE");
+  EXPECT_NE(report.find("over 1 run (the only one"), std::string::npos) << report;
+  EXPECT_EQ(std::count(report.begin(), report.end(), '\n'), 3) << report;
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // Internal: where a CPU executable's step time goes, for tuning. With KILN_CPU_PROFILE=N in the
 // environment every executable times each of its kernels and, when it is destroyed, prints the N
 // costliest to stderr (share of the step, ms per run, what the kernel computes). The first run is
-// left out: it pays the arena's page faults (on huge pages, with compaction: seconds for BERT-base),
-// which steady-state steps do not. Off, it costs one branch per run.
+// left out when there are others: it pays the arena's page faults (on huge pages, with compaction:
+// seconds for BERT-base), which steady-state steps do not. Off, it costs one branch per run.
 #pragma once
 
 #include <chrono>
@@ -24,8 +24,9 @@ class KernelProfile {
 
   bool enabled() const { return top_ > 0; }
   void add(size_t kernel, std::chrono::steady_clock::duration spent) {
-    if (runs_ == 0) return;
-    nanoseconds_[kernel] += std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count();
+    int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count();
+    nanoseconds_[kernel] += ns;
+    if (runs_ == 0) first_run_[kernel] = ns;
   }
   void finish_run() { ++runs_; }
 
@@ -33,7 +34,8 @@ class KernelProfile {
   const Program& program_;
   int top_ = 0;
   int64_t runs_ = 0;
-  std::vector<int64_t> nanoseconds_;
+  std::vector<int64_t> nanoseconds_;  // every run's
+  std::vector<int64_t> first_run_;
 };
 
 // "loop add,mul,reduce_sum -> f32(16,128)": the group's kind, ops and last result.
