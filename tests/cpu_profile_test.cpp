@@ -24,24 +24,25 @@ TEST(CpuProfile, DescribesEachKernel) {
   EXPECT_EQ(cpu::describe_kernel(lowered, program.kernels[1]), "gemm dot_general -> f32(4,3)");
 }
 
-TEST(CpuProfile, ReportsTheCostliestKernelsWhenFreed) {
+// What an executable of a two-kernel graph prints to stderr when freed after `runs` runs.
+std::string report_after(int runs) {
   Graph graph;
   testing::Feeds feeds(graph);
   Value x = feeds.any(DType::f32, {64, 64});
   Value y = softmax(exp(x) + 1.0, 1);
   std::vector<Tensor> arguments = feeds.arguments();
   ::testing::internal::CaptureStderr();
-  make_cpu_backend()->compile(graph, {y})->run(arguments);  // no variable: no report
-  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
-  setenv("KILN_CPU_PROFILE", "1", 1);
-  ::testing::internal::CaptureStderr();
   {
     auto executable = make_cpu_backend()->compile(graph, {y});
-    executable->run(arguments);
-    executable->run(arguments);
-    executable->run(arguments);
+    for (int run = 0; run < runs; ++run) executable->run(arguments);
   }
-  std::string report = ::testing::internal::GetCapturedStderr();
+  return ::testing::internal::GetCapturedStderr();
+}
+
+TEST(CpuProfile, ReportsTheCostliestKernelsWhenFreed) {
+  EXPECT_EQ(report_after(1), "");  // no variable: no report
+  setenv("KILN_CPU_PROFILE", "1", 1);
+  std::string report = report_after(3);
   unsetenv("KILN_CPU_PROFILE");
   EXPECT_NE(report.find("kernel profile: 2 kernels"), std::string::npos) << report;
   EXPECT_NE(report.find("over 2 runs after the first"), std::string::npos) << report;
@@ -50,15 +51,8 @@ TEST(CpuProfile, ReportsTheCostliestKernelsWhenFreed) {
 }
 
 TEST(CpuProfile, ReportsTheOnlyRunOfAnExecutableRunOnce) {
-  Graph graph;
-  testing::Feeds feeds(graph);
-  Value x = feeds.any(DType::f32, {64, 64});
-  Value y = softmax(exp(x) + 1.0, 1);
-  std::vector<Tensor> arguments = feeds.arguments();
   setenv("KILN_CPU_PROFILE", "5", 1);
-  ::testing::internal::CaptureStderr();
-  make_cpu_backend()->compile(graph, {y})->run(arguments);
-  std::string report = ::testing::internal::GetCapturedStderr();
+  std::string report = report_after(1);
   unsetenv("KILN_CPU_PROFILE");
   EXPECT_NE(report.find("over 1 run (the only one"), std::string::npos) << report;
   EXPECT_EQ(std::count(report.begin(), report.end(), '\n'), 3) << report;

@@ -39,18 +39,20 @@ std::string describe_kernel(const Graph& graph, const KernelGroup& group) {
 
 KernelProfile::KernelProfile(const Program& program) : program_(program) {
   if (const char* value = std::getenv("KILN_CPU_PROFILE")) top_ = std::max(0, std::atoi(value));
-  if (enabled()) {
-    nanoseconds_.assign(program.kernels.size(), 0);
-    first_run_.assign(program.kernels.size(), 0);
+  if (enabled()) nanoseconds_.assign(program.kernels.size(), 0);
+}
+
+void KernelProfile::finish_run() {
+  if (runs_++ == 0) {  // the first run's times aside; the later runs' are summed from zero
+    first_run_.assign(nanoseconds_.size(), 0);
+    first_run_.swap(nanoseconds_);
   }
 }
 
 KernelProfile::~KernelProfile() {
   if (!enabled() || runs_ == 0) return;
   const bool steady = runs_ > 1;
-  if (steady) {
-    for (size_t k = 0; k < nanoseconds_.size(); ++k) nanoseconds_[k] -= first_run_[k];
-  }
+  if (!steady) nanoseconds_.swap(first_run_);
   std::vector<size_t> order(nanoseconds_.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::sort(order.begin(), order.end(),

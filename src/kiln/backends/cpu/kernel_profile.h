@@ -24,17 +24,15 @@ class KernelProfile {
 
   bool enabled() const { return top_ > 0; }
   void add(size_t kernel, std::chrono::steady_clock::duration spent) {
-    int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count();
-    nanoseconds_[kernel] += ns;
-    if (runs_ == 0) first_run_[kernel] = ns;
+    nanoseconds_[kernel] += std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count();
   }
-  void finish_run() { ++runs_; }
+  void finish_run();
 
  private:
   const Program& program_;
   int top_ = 0;
   int64_t runs_ = 0;
-  std::vector<int64_t> nanoseconds_;  // every run's
+  std::vector<int64_t> nanoseconds_;  // the runs after the first
   std::vector<int64_t> first_run_;
 };
 

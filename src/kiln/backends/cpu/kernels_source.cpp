@@ -224,9 +224,10 @@ void philox_blocks(int64_t seed, int64_t offset, uint32_t stream, int64_t first,
                       static_cast<uint32_t>(uoffset), static_cast<uint32_t>(uoffset >> 32)};
   int64_t done = 0;
 #ifdef KILN_PHILOX_VECTORS
-  if (effective_cpu_isa() >= CpuIsa::avx512_core) {
+  CpuIsa isa = effective_cpu_isa();
+  if (isa >= CpuIsa::avx512_core) {
     done = philox_zmm_blocks(key, first, blocks, words);
-  } else if (effective_cpu_isa() >= CpuIsa::avx2) {
+  } else if (isa >= CpuIsa::avx2) {
     done = philox_ymm_blocks(key, first, blocks, words);
   }
 #endif
