@@ -6,7 +6,6 @@
 // FMAs (bf16_products.h).
 #include <gtest/gtest.h>
 
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -15,17 +14,16 @@
 #include "kiln/backends/cpu/bf16_block_products.h"
 #include "kiln/backends/cpu/bf16_products.h"
 #include "kiln/backends/cpu/cpu_isa.h"
-#include "kiln/ir/philox.h"
+#include "support/bf16_words.h"
 
 namespace kiln::cpu {
 namespace {
 
-// `count` bf16 numbers in [-2, 2) (as f32: low 16 bits zero) from Philox stream `stream`.
+// `count` bf16 numbers in [-2, 2) as f32 (low 16 bits zero) from Philox stream `stream`.
 std::vector<float> bf16_values(int64_t count, uint32_t stream) {
-  std::vector<float> values(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) {
-    float x = static_cast<float>(random_bits_at(7, 0, stream, i) * 0x1p-30 - 2.0);
-    values[static_cast<size_t>(i)] = std::bit_cast<float>(std::bit_cast<uint32_t>(x) & 0xFFFF0000u);
+  std::vector<float> values;
+  for (uint16_t word : testing::random_bf16_words(count, stream)) {
+    values.push_back(testing::bf16_word_value(word));
   }
   return values;
 }
