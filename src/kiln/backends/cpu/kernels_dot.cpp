@@ -4,14 +4,16 @@
 // compile time, reading each operand in place when its dims collapse to a strided
 // [batch dims..., rows, cols] view (dot_layout.h) and copying it to that layout (in scratch)
 // otherwise; the rhs is reordered into the blocked layout oneDNN's kernels prefer where that
-// pays. Other dtypes (f64, f16, integers, mixed widths) use a plain loop over the copied operands.
+// pays. Where AMX is in use, bf16 x bf16 -> f32 products of matrices read in place, with at most
+// a bias or an added tensor after them, run on Kiln's own AMX kernel instead (amx_products.h).
+// Other dtypes (f64, f16, integers, mixed widths) use a plain loop over the copied operands.
 #include <omp.h>
 
 #include <cstring>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string_view>
 
-#include "kiln/backends/cpu/amx_transposed_products.h"
+#include "kiln/backends/cpu/amx_products.h"
 #include "kiln/backends/cpu/dot_layout.h"
 #include "kiln/backends/cpu/isa_variants.h"
 #include "kiln/backends/cpu/kernel.h"
@@ -288,26 +290,6 @@ Kernel fallback_kernel(const Node& node, const DotLayout& layout, Operands o, DT
   });
 }
 
-// a^T b of bf16 operands into f32 on AMX tiles (amx_transposed_products.h), where the lhs is a
-// transposed view, the rhs a row-major one and nothing follows the product: the weight gradients,
-// which oneDNN 2.6 multiplies at about half its speed on other layouts. Empty elsewhere.
-std::optional<Kernel> amx_transposed_kernel(const DotLayout& layout, const Operands& o,
-                                            DType in_dtype, DType out_dtype) {
-  if (in_dtype != DType::bf16 || out_dtype != DType::f32 || !layout.batch_sizes.empty() ||
-      !layout.lhs_view || !layout.rhs_view || layout.lhs_view->strides.front() != 1 ||
-      layout.rhs_view->col_stride() != 1 ||
-      !amx_transposed_product_fits(layout.m, layout.k, layout.n)) {
-    return std::nullopt;
-  }
-  int64_t m = layout.m, k = layout.k, n = layout.n;
-  int64_t lda = layout.lhs_view->col_stride(), ldb = layout.rhs_view->strides.front();
-  return Kernel{[=](const Buffers& buffers, std::byte* scratch) {
-    amx_transposed_product(m, k, n, buffers.at<const uint16_t>(o.lhs), lda,
-                           buffers.at<const uint16_t>(o.rhs), ldb, buffers.at<float>(o.out), n,
-                           scratch);
-  }, amx_transposed_product_scratch_bytes(m, k, n)};
-}
-
 // dot_general `id`'s operands and layout, its product to be written to the buffer of node `out`.
 struct DotSetup {
   DotLayout layout;
@@ -334,12 +316,52 @@ std::optional<Kernel> fused_dot_kernel(const Graph& graph, int32_t id, int32_t o
                                        const PostOps& post_ops) {
   DotSetup d = dot_setup(graph, id, out);
   if (shape_numel(graph.node(id).shape) == 0 || d.layout.k == 0) return std::nullopt;
-  if (post_ops.bias < 0 && post_ops.attr.get_post_ops().len() == 0) {
-    if (auto kernel = amx_transposed_kernel(d.layout, d.operands, d.in_dtype, graph.node(out).dtype)) {
-      return kernel;
-    }
-  }
   return onednn_kernel(d.layout, d.operands, d.in_dtype, graph.node(out).dtype, post_ops);
+}
+
+// One epilogue node of a gemm group, applied to the product in place when oneDNN cannot fuse it.
+struct EpilogueStep {
+  enum Kind : uint8_t { bias, tensor, scale, gelu } kind;
+  int32_t operand = -1;  // bias: the [n] vector; tensor: the added tensor
+  float value = 1.0f;    // scale
+};
+
+// The product of dot_general `id` with the epilogue `steps` into the buffer of node `out` on AMX
+// tiles (amx_products.h) where AMX is in use: bf16 operands read in place, each a plain or a
+// transposed matrix; an f32 result; at most one step, a bias or an added f32 tensor, which c
+// starts from. Empty elsewhere.
+std::optional<Kernel> amx_kernel(const Graph& graph, int32_t id, int32_t out,
+                                 const std::vector<EpilogueStep>& steps) {
+  DotSetup d = dot_setup(graph, id, out);
+  const DotLayout& layout = d.layout;
+  if (d.in_dtype != DType::bf16 || graph.node(out).dtype != DType::f32 ||
+      !layout.batch_sizes.empty() || !layout.lhs_view || !layout.rhs_view || steps.size() > 1) {
+    return std::nullopt;
+  }
+  AmxProduct product{.rows = layout.m, .inner = layout.k, .cols = layout.n, .ldc = layout.n};
+  const MatrixView &lhs = *layout.lhs_view, &rhs = *layout.rhs_view;  // [rows, cols] each
+  if (lhs.strides[1] != 1 && lhs.strides[0] != 1) return std::nullopt;
+  if (rhs.strides[1] != 1 && rhs.strides[0] != 1) return std::nullopt;
+  product.a_transposed = lhs.strides[1] != 1;
+  product.b_transposed = rhs.strides[1] != 1;
+  product.lda = product.a_transposed ? lhs.strides[1] : lhs.strides[0];
+  product.ldb = product.b_transposed ? rhs.strides[1] : rhs.strides[0];
+  int32_t start = -1;
+  if (!steps.empty()) {
+    const EpilogueStep& step = steps.front();
+    if (step.kind != EpilogueStep::bias && step.kind != EpilogueStep::tensor) return std::nullopt;
+    start = step.operand;
+    if (graph.node(start).dtype != DType::f32) return std::nullopt;
+    product.start = step.kind == EpilogueStep::bias ? AmxProduct::Start::bias
+                                                     : AmxProduct::Start::addend;
+  }
+  if (!amx_product_fits(product)) return std::nullopt;
+  Operands o = d.operands;
+  return Kernel{[=](const Buffers& buffers, std::byte* scratch) {
+    amx_product(product, buffers.at<const uint16_t>(o.lhs), buffers.at<const uint16_t>(o.rhs),
+                start >= 0 ? buffers.at<const float>(start) : nullptr, buffers.at<float>(o.out),
+                scratch);
+  }, amx_product_scratch_bytes(product)};
 }
 
 // The product of dot_general `id` written to the buffer of node `out` (of the product's dtype).
@@ -353,22 +375,13 @@ Kernel dot_kernel(const Graph& graph, int32_t id, int32_t out) {
       std::memset(buffers.at<std::byte>(out), 0, static_cast<size_t>(out_bytes));
     }};
   }
-  if (std::optional<Kernel> kernel = amx_transposed_kernel(d.layout, d.operands, d.in_dtype, node.dtype)) {
-    return *kernel;
-  }
+  if (std::optional<Kernel> kernel = amx_kernel(graph, id, id, {})) return *kernel;
   if (std::optional<Kernel> kernel =
           onednn_kernel(d.layout, d.operands, d.in_dtype, node.dtype, PostOps{})) {
     return *kernel;
   }
   return fallback_kernel(node, d.layout, d.operands, d.in_dtype);
 }
-
-// One epilogue node of a gemm group, applied to the product in place when oneDNN cannot fuse it.
-struct EpilogueStep {
-  enum Kind : uint8_t { bias, tensor, scale, gelu } kind;
-  int32_t operand = -1;  // bias: the [n] vector; tensor: the added tensor
-  float value = 1.0f;    // scale
-};
 
 }  // namespace
 }  // namespace kiln::cpu
@@ -440,6 +453,7 @@ Kernel make_gemm_kernel(const Graph& graph, const KernelGroup& group) {
   int32_t out = group.nodes.back();
   PostOps post_ops;
   std::vector<EpilogueStep> steps = epilogue_of(graph, group, post_ops);
+  if (std::optional<Kernel> amx = amx_kernel(graph, group.nodes.front(), out, steps)) return *amx;
   if (std::optional<Kernel> fused = fused_dot_kernel(graph, group.nodes.front(), out, post_ops)) {
     return *fused;
   }

@@ -1,0 +1,128 @@
+// The AMX products (amx_products.h): against double-precision sums of the same bf16 values, with a
+// and b each as stored or transposed, c started from zeros, a bias or an addend, leading dims
+// wider than the operands, inner dims that are not whole tiles and that take more than one pass
+// over c, and a last column chunk narrower than the others; which products the CPU backend gives
+// them (also under KILN_MAX_CPU_ISA); and BERT's products through the backend against the
+// reference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "cpu_test_util.h"
+#include "kiln/backends/cpu/amx_products.h"
+#include "kiln/backends/cpu/cpu_isa.h"
+#include "support/bf16_words.h"
+
+namespace kiln::cpu {
+namespace {
+
+using Start = AmxProduct::Start;
+
+bool amx_in_use() { return effective_cpu_isa() == CpuIsa::avx512_core_amx; }
+
+// Element (r, k) of a [rows x inner] operand stored with leading dim ld (transposed: [inner x rows]).
+double element(const std::vector<uint16_t>& x, bool transposed, int64_t ld, int64_t r, int64_t k) {
+  return testing::bf16_word_value(x[static_cast<size_t>(transposed ? k * ld + r : r * ld + k)]);
+}
+
+void expect_exact_sums(AmxProduct p) {
+  SCOPED_TRACE(::testing::Message() << p.rows << "x" << p.inner << "x" << p.cols
+                                    << (p.a_transposed ? " a^T" : "")
+                                    << (p.b_transposed ? " b^T" : "") << " start "
+                                    << static_cast<int>(p.start));
+  ASSERT_TRUE(amx_product_fits(p));
+  p.lda = (p.a_transposed ? p.rows : p.inner) + 32;  // in place, tiles read whole rows of 32
+  p.ldb = (p.b_transposed ? p.inner : p.cols) + 32;
+  p.ldc = p.cols + 2;
+  std::vector<uint16_t> a = testing::random_bf16_words((p.a_transposed ? p.inner : p.rows) * p.lda, 1);
+  std::vector<uint16_t> b = testing::random_bf16_words((p.b_transposed ? p.cols : p.inner) * p.ldb, 2);
+  std::vector<float> start(static_cast<size_t>(p.rows * p.ldc));
+  for (size_t i = 0; i < start.size(); ++i) start[i] = static_cast<float>(i % 7) - 3.0f;
+  std::vector<float> c(static_cast<size_t>(p.rows * p.ldc), 7.0f);
+  std::vector<std::byte> scratch(static_cast<size_t>(amx_product_scratch_bytes(p)));
+  amx_product(p, a.data(), b.data(), p.start == Start::zeros ? nullptr : start.data(), c.data(),
+              scratch.data());
+  for (int64_t r = 0; r < p.rows; ++r) {
+    for (int64_t j = 0; j < p.ldc; ++j) {
+      float got = c[static_cast<size_t>(r * p.ldc + j)];
+      if (j >= p.cols) {  // past c's columns: untouched
+        ASSERT_EQ(got, 7.0f) << r << ", " << j;
+        continue;
+      }
+      double want = p.start == Start::bias     ? start[static_cast<size_t>(j)]
+                    : p.start == Start::addend ? start[static_cast<size_t>(r * p.ldc + j)]
+                                               : 0.0;
+      double magnitude = std::abs(want);
+      for (int64_t k = 0; k < p.inner; ++k) {
+        double term = element(a, p.a_transposed, p.lda, r, k) *
+                      element(b, !p.b_transposed, p.ldb, j, k);
+        want += term;
+        magnitude += std::abs(term);
+      }
+      // Exact products, f32 sums: at most one f32 rounding per term, of the terms' magnitude.
+      ASSERT_NEAR(got, want, static_cast<double>(p.inner + 1) * 0x1p-24 * magnitude)
+          << r << ", " << j;
+    }
+  }
+}
+
+TEST(AmxProducts, MatchDoubleSumsOfTheSameValues) {
+  if (!amx_in_use()) GTEST_SKIP() << "AMX is not in use here (CPU or KILN_MAX_CPU_ISA)";
+  // a^T b (the weight gradients): one inner value; odd inner dims (padded with zeros); over 1024
+  // (two passes over c, the second adding to the first); 288 columns (a chunk of 256, then 32).
+  for (auto [rows, inner, cols] : {std::tuple{32, 1, 32}, {64, 77, 96}, {96, 1100, 64}, {32, 45, 288}}) {
+    expect_exact_sums({.rows = rows, .inner = inner, .cols = cols, .a_transposed = true});
+  }
+  // a as stored, b either way, from each start.
+  for (bool b_transposed : {false, true}) {
+    for (Start start : {Start::zeros, Start::bias, Start::addend}) {
+      expect_exact_sums({.rows = 64, .inner = 1088, .cols = 288, .b_transposed = b_transposed,
+                         .start = start});
+    }
+  }
+  expect_exact_sums({.rows = 32, .inner = 96, .cols = 64, .a_transposed = true,
+                     .b_transposed = true, .start = Start::addend});
+}
+
+TEST(AmxProducts, FitWholeBlocksWhereAmxIsInUse) {
+  EXPECT_EQ(amx_product_fits({.rows = 768, .inner = 2048, .cols = 3072, .a_transposed = true}),
+            amx_in_use());
+  EXPECT_EQ(amx_product_fits({.rows = 32, .inner = 5, .cols = 64, .a_transposed = true}),
+            amx_in_use());
+  EXPECT_FALSE(amx_product_fits({.rows = 48, .inner = 2048, .cols = 3072, .a_transposed = true}));
+  EXPECT_FALSE(amx_product_fits({.rows = 768, .inner = 2048, .cols = 80, .a_transposed = true}));
+  EXPECT_FALSE(amx_product_fits({.rows = 0, .inner = 2048, .cols = 64, .a_transposed = true}));
+  // Tiles read a as stored, or b transposed, in place: whole 32s of the inner dim.
+  EXPECT_FALSE(amx_product_fits({.rows = 64, .inner = 3000, .cols = 64}));
+  EXPECT_FALSE(amx_product_fits({.rows = 64, .inner = 3000, .cols = 64, .a_transposed = true,
+                                 .b_transposed = true}));
+  EXPECT_EQ(amx_product_fits({.rows = 2048, .inner = 3072, .cols = 768, .b_transposed = true}),
+            amx_in_use());
+}
+
+// BERT's products as the backward and forward spell them, bf16 into f32, through the CPU backend
+// against the reference: X^T dY with the tokens of [batch, seq, hidden] contracted, a plain a^T b,
+// x W^T + bias and dY W + the residual's gradient over a 2048-wide inner dim. On AMX these are
+// amx_product's, elsewhere oneDNN's.
+TEST(AmxProducts, BertsProductsThroughTheBackendMatchReference) {
+  Graph graph;
+  testing::Feeds feeds(graph, 11);
+  Value x = feeds.any(DType::bf16, {2, 550, 96}), dy = feeds.any(DType::bf16, {2, 550, 160});
+  Value a = feeds.any(DType::bf16, {1030, 64}), b = feeds.any(DType::bf16, {1030, 32});
+  Value h = feeds.any(DType::bf16, {2, 32, 2048}), w2 = feeds.any(DType::bf16, {96, 2048});
+  Value bias = feeds.any(DType::f32, {96}), w1 = feeds.any(DType::bf16, {2048, 96});
+  Value residual = feeds.any(DType::f32, {2, 32, 96});
+  Value forward = dot_general(h, w2, {{}, {}, {2}, {1}}, DType::f32) +
+                  broadcast_in_dim(bias, {2, 32, 96}, {2});
+  Value data_gradient = dot_general(h, w1, {{}, {}, {2}, {0}}, DType::f32) + residual;
+  testing::expect_matches_reference(
+      graph,
+      {dot_general(x, dy, {{}, {}, {0, 1}, {0, 1}}, DType::f32),
+       dot_general(a, b, {{}, {}, {0}, {0}}, DType::f32), forward, data_gradient},
+      feeds.arguments(), {}, 40.0);
+}
+
+}  // namespace
+}  // namespace kiln::cpu
