@@ -1,5 +1,6 @@
 // The AMX products (amx_products.h): against double-precision sums of the same bf16 values, with a
-// and b each as stored or transposed, c started from zeros, a bias or an addend, leading dims
+// and b each as stored or transposed, c started from zeros, a bias or an addend and kept in f32 or
+// rounded to bf16, leading dims
 // wider than the operands, inner dims that are not whole tiles and that take more than one pass
 // over c, and a last column chunk narrower than the others; which products the CPU backend gives
 // them (also under KILN_MAX_CPU_ISA); and BERT's products through the backend against the
@@ -31,7 +32,8 @@ void expect_exact_sums(AmxProduct p) {
   SCOPED_TRACE(::testing::Message() << p.rows << "x" << p.inner << "x" << p.cols
                                     << (p.a_transposed ? " a^T" : "")
                                     << (p.b_transposed ? " b^T" : "") << " start "
-                                    << static_cast<int>(p.start));
+                                    << static_cast<int>(p.start)
+                                    << (p.bf16_result ? " into bf16" : ""));
   ASSERT_TRUE(amx_product_fits(p));
   p.lda = (p.a_transposed ? p.rows : p.inner) + 32;  // in place, tiles read whole rows of 32
   p.ldb = (p.b_transposed ? p.inner : p.cols) + 32;
@@ -41,12 +43,14 @@ void expect_exact_sums(AmxProduct p) {
   std::vector<float> start(static_cast<size_t>(p.rows * p.ldc));
   for (size_t i = 0; i < start.size(); ++i) start[i] = static_cast<float>(i % 7) - 3.0f;
   std::vector<float> c(static_cast<size_t>(p.rows * p.ldc), 7.0f);
+  std::vector<uint16_t> c_bf16(c.size(), 0x40E0);  // 7 in bf16
   std::vector<std::byte> scratch(static_cast<size_t>(amx_product_scratch_bytes(p)));
-  amx_product(p, a.data(), b.data(), p.start == Start::zeros ? nullptr : start.data(), c.data(),
-              scratch.data());
+  amx_product(p, a.data(), b.data(), p.start == Start::zeros ? nullptr : start.data(),
+              p.bf16_result ? static_cast<void*>(c_bf16.data()) : c.data(), scratch.data());
   for (int64_t r = 0; r < p.rows; ++r) {
     for (int64_t j = 0; j < p.ldc; ++j) {
-      float got = c[static_cast<size_t>(r * p.ldc + j)];
+      auto at = static_cast<size_t>(r * p.ldc + j);
+      float got = p.bf16_result ? testing::bf16_word_value(c_bf16[at]) : c[at];
       if (j >= p.cols) {  // past c's columns: untouched
         ASSERT_EQ(got, 7.0f) << r << ", " << j;
         continue;
@@ -61,9 +65,11 @@ void expect_exact_sums(AmxProduct p) {
         want += term;
         magnitude += std::abs(term);
       }
-      // Exact products, f32 sums: at most one f32 rounding per term, of the terms' magnitude.
-      ASSERT_NEAR(got, want, static_cast<double>(p.inner + 1) * 0x1p-24 * magnitude)
-          << r << ", " << j;
+      // Exact products, f32 sums: at most one f32 rounding per term, of the terms' magnitude;
+      // then, for a bf16 c, one rounding to bf16 (half its spacing, 2^-8 of the value).
+      double bound = static_cast<double>(p.inner + 1) * 0x1p-24 * magnitude;
+      if (p.bf16_result) bound += 0x1p-8 * (std::abs(want) + bound);
+      ASSERT_NEAR(got, want, bound) << r << ", " << j;
     }
   }
 }
@@ -84,6 +90,11 @@ TEST(AmxProducts, MatchDoubleSumsOfTheSameValues) {
   }
   expect_exact_sums({.rows = 32, .inner = 96, .cols = 64, .a_transposed = true,
                      .b_transposed = true, .start = Start::addend});
+  // Rounded to bf16 (in one pass over an inner dim of more than 1024).
+  expect_exact_sums({.rows = 64, .inner = 1088, .cols = 96, .b_transposed = true,
+                     .start = Start::bias, .bf16_result = true});
+  expect_exact_sums({.rows = 32, .inner = 45, .cols = 64, .a_transposed = true,
+                     .bf16_result = true});
 }
 
 TEST(AmxProducts, FitWholeBlocksWhereAmxIsInUse) {
@@ -104,8 +115,8 @@ TEST(AmxProducts, FitWholeBlocksWhereAmxIsInUse) {
 
 // BERT's products as the backward and forward spell them, bf16 into f32, through the CPU backend
 // against the reference: X^T dY with the tokens of [batch, seq, hidden] contracted, a plain a^T b,
-// x W^T + bias and dY W + the residual's gradient over a 2048-wide inner dim. On AMX these are
-// amx_product's, elsewhere oneDNN's.
+// x W^T + bias (in f32 and cast to bf16), dY W + the residual's gradient over a 2048-wide inner
+// dim, and a product of bf16 dtype. On AMX these are amx_product's, elsewhere oneDNN's.
 TEST(AmxProducts, BertsProductsThroughTheBackendMatchReference) {
   Graph graph;
   testing::Feeds feeds(graph, 11);
@@ -117,10 +128,15 @@ TEST(AmxProducts, BertsProductsThroughTheBackendMatchReference) {
   Value forward = dot_general(h, w2, {{}, {}, {2}, {1}}, DType::f32) +
                   broadcast_in_dim(bias, {2, 32, 96}, {2});
   Value data_gradient = dot_general(h, w1, {{}, {}, {2}, {0}}, DType::f32) + residual;
+  Value w3 = feeds.any(DType::bf16, {96, 2048});
+  Value projection = cast(dot_general(h, w3, {{}, {}, {2}, {1}}, DType::f32) +  // into attention
+                              broadcast_in_dim(bias, {2, 32, 96}, {2}),
+                          DType::bf16);
   testing::expect_matches_reference(
       graph,
       {dot_general(x, dy, {{}, {}, {0, 1}, {0, 1}}, DType::f32),
-       dot_general(a, b, {{}, {}, {0}, {0}}, DType::f32), forward, data_gradient},
+       dot_general(a, b, {{}, {}, {0}, {0}}, DType::f32), forward, data_gradient, projection,
+       dot_general(h, w2, {{}, {}, {2}, {1}}, DType::bf16)},
       feeds.arguments(), {}, 40.0);
 }
 

@@ -29,6 +29,7 @@
 #include "kiln/backends/cpu/amx_tile_config.h"
 #include "kiln/backends/cpu/cpu_isa.h"
 #include "kiln/backends/cpu/parallel.h"
+#include "kiln/backends/cpu/typed.h"
 #include "kiln/ir/error.h"
 
 namespace kiln::cpu {
@@ -43,7 +44,8 @@ int64_t padded_inner(int64_t inner) { return (inner + kBlock - 1) / kBlock * kBl
 }  // namespace
 
 bool amx_product_fits(const AmxProduct& product) {
-  const auto& [rows, inner, cols, a_transposed, b_transposed, lda, ldb, ldc, start] = product;
+  const auto& [rows, inner, cols, a_transposed, b_transposed, lda, ldb, ldc, start, bf16] =
+      product;
   bool tiles_read_in_place = !a_transposed || b_transposed;
   return KILN_AMX_PRODUCTS && effective_cpu_isa() == CpuIsa::avx512_core_amx && rows > 0 &&
          cols > 0 && inner > 0 && rows % kBlock == 0 && cols % kBlock == 0 &&
@@ -133,23 +135,27 @@ struct ATiles {
 };
 
 // The 32 x 32 blocks of c [begin, end) in column-chunk-major order (a chunk's blocks row block by
-// row block), each summed over the whole inner dim in passes of kInnerChunk.
+// row block), each summed over the whole inner dim in passes of kInnerChunk (in one pass for a bf16
+// c, which holds no partial sums), then stored to c (a bf16 c through a block of f32 sums).
 KILN_AMX_TARGET void multiply_blocks(const AmxProduct& product, int64_t k, ATiles a,
-                                     const uint32_t* b_panels, const float* start, float* c,
+                                     const uint32_t* b_panels, const float* start, void* c,
                                      int64_t begin, int64_t end) {
   static const TileConfig config;
   _tile_loadconfig(&config);
   constexpr int64_t chunk_blocks = kColumnChunk / kBlock;
   const int64_t ldc = product.ldc, row_blocks = product.rows / kBlock;
   const int64_t col_blocks = product.cols / kBlock, pairs = k / 2, c_stride = ldc * 4;
-  for (int64_t p0 = 0; p0 < k; p0 += kInnerChunk) {
-    const int64_t p1 = std::min(k, p0 + kInnerChunk);
+  const int64_t pass = product.bf16_result ? k : kInnerChunk;
+  alignas(64) float sums[kBlock * kBlock];
+  for (int64_t p0 = 0; p0 < k; p0 += pass) {
+    const int64_t p1 = std::min(k, p0 + pass);
     for (int64_t item = begin; item < end; ++item) {
       const int64_t chunk = item / (row_blocks * chunk_blocks);
       const int64_t width = std::min(chunk_blocks, col_blocks - chunk * chunk_blocks);
       const int64_t local = item - chunk * row_blocks * chunk_blocks;
       const int64_t i = local / width * kBlock, j = (chunk * chunk_blocks + local % width) * kBlock;
-      float* out = c + i * ldc + j;
+      float* out = product.bf16_result ? sums : static_cast<float*>(c) + i * ldc + j;
+      const int64_t out_ld = product.bf16_result ? kBlock : ldc, out_stride = out_ld * 4;
       if (p0 == 0 && product.start == AmxProduct::Start::zeros) {
         _tile_zero(0);
         _tile_zero(1);
@@ -167,10 +173,10 @@ KILN_AMX_TARGET void multiply_blocks(const AmxProduct& product, int64_t k, ATile
         _tile_loadd(2, addend + 16 * ldc, c_stride);
         _tile_loadd(3, addend + 16 * ldc + 16, c_stride);
       } else {
-        _tile_loadd(0, out, c_stride);
-        _tile_loadd(1, out + 16, c_stride);
-        _tile_loadd(2, out + 16 * ldc, c_stride);
-        _tile_loadd(3, out + 16 * ldc + 16, c_stride);
+        _tile_loadd(0, out, out_stride);
+        _tile_loadd(1, out + 16, out_stride);
+        _tile_loadd(2, out + 16 * out_ld, out_stride);
+        _tile_loadd(3, out + 16 * out_ld + 16, out_stride);
       }
       const uint16_t* a0 = a.base + i / 16 * a.tile_rows;
       const uint16_t* a1 = a0 + a.tile_rows;
@@ -186,10 +192,17 @@ KILN_AMX_TARGET void multiply_blocks(const AmxProduct& product, int64_t k, ATile
         _tile_dpbf16ps(2, 5, 6);
         _tile_dpbf16ps(3, 5, 7);
       }
-      _tile_stored(0, out, c_stride);
-      _tile_stored(1, out + 16, c_stride);
-      _tile_stored(2, out + 16 * ldc, c_stride);
-      _tile_stored(3, out + 16 * ldc + 16, c_stride);
+      _tile_stored(0, out, out_stride);
+      _tile_stored(1, out + 16, out_stride);
+      _tile_stored(2, out + 16 * out_ld, out_stride);
+      _tile_stored(3, out + 16 * out_ld + 16, out_stride);
+      if (product.bf16_result) {
+        uint16_t* words = static_cast<uint16_t*>(c) + i * ldc + j;
+        for (int64_t r = 0; r < kBlock; ++r) {
+#pragma omp simd
+          for (int64_t e = 0; e < kBlock; ++e) words[r * ldc + e] = round_bf16(sums[r * kBlock + e]);
+        }
+      }
     }
   }
   _tile_release();
@@ -198,8 +211,9 @@ KILN_AMX_TARGET void multiply_blocks(const AmxProduct& product, int64_t k, ATile
 }  // namespace
 
 KILN_AMX_TARGET void amx_product(const AmxProduct& product, const uint16_t* a, const uint16_t* b,
-                                 const float* start, float* c, std::byte* scratch) {
-  const auto& [rows, inner, cols, a_transposed, b_transposed, lda, ldb, ldc, start_kind] = product;
+                                 const float* start, void* c, std::byte* scratch) {
+  const auto& [rows, inner, cols, a_transposed, b_transposed, lda, ldb, ldc, start_kind, bf16] =
+      product;
   const int64_t k = padded_inner(inner);
   ATiles a_tiles{a, 16 * lda, kBlock, lda * 2};
   if (a_transposed) {
@@ -227,7 +241,7 @@ KILN_AMX_TARGET void amx_product(const AmxProduct& product, const uint16_t* a, c
 
 #else
 
-void amx_product(const AmxProduct&, const uint16_t*, const uint16_t*, const float*, float*,
+void amx_product(const AmxProduct&, const uint16_t*, const uint16_t*, const float*, void*,
                  std::byte*) {
   fail("amx_product", "this build has no AMX intrinsics");
 }

@@ -20,6 +20,7 @@ struct AmxProduct {
   // What c starts from: zeros, an f32 [cols] bias on every row, or an f32 [rows x cols] addend
   // (leading dim ldc).
   enum class Start : uint8_t { zeros, bias, addend } start = Start::zeros;
+  bool bf16_result = false;  // c's sums rounded to bf16 (to nearest even) rather than kept in f32
 };
 
 // Whether amx_product can run this product in this process: Kiln's kernels use AMX
@@ -31,9 +32,9 @@ bool amx_product_fits(const AmxProduct& product);
 int64_t amx_product_scratch_bytes(const AmxProduct& product);
 
 // Computes `product` from bf16 a and b (their 16-bit words), the f32 `start` values (none for
-// zeros) and into f32 c: exact products summed in f32, as oneDNN's bf16 matmul sums them. On
-// kernel_threads() OpenMP threads. Only where amx_product_fits.
+// zeros) and into c (f32, or bf16 words where bf16_result): exact products summed in f32, as
+// oneDNN's bf16 matmul sums them. On kernel_threads() OpenMP threads. Only where amx_product_fits.
 void amx_product(const AmxProduct& product, const uint16_t* a, const uint16_t* b,
-                 const float* start, float* c, std::byte* scratch);
+                 const float* start, void* c, std::byte* scratch);
 
 }  // namespace kiln::cpu

@@ -4,8 +4,9 @@
 // compile time, reading each operand in place when its dims collapse to a strided
 // [batch dims..., rows, cols] view (dot_layout.h) and copying it to that layout (in scratch)
 // otherwise; the rhs is reordered into the blocked layout oneDNN's kernels prefer where that
-// pays. Where AMX is in use, bf16 x bf16 -> f32 products of matrices read in place, with at most
-// a bias or an added tensor after them, run on Kiln's own AMX kernel instead (amx_products.h).
+// pays. Where AMX is in use, bf16 x bf16 -> f32/bf16 products of matrices read in place, with at
+// most a bias or an added tensor after them, run on Kiln's own AMX kernel instead
+// (amx_products.h).
 // Other dtypes (f64, f16, integers, mixed widths) use a plain loop over the copied operands.
 #include <omp.h>
 
@@ -328,17 +329,19 @@ struct EpilogueStep {
 
 // The product of dot_general `id` with the epilogue `steps` into the buffer of node `out` on AMX
 // tiles (amx_products.h) where AMX is in use: bf16 operands read in place, each a plain or a
-// transposed matrix; an f32 result; at most one step, a bias or an added f32 tensor, which c
-// starts from. Empty elsewhere.
+// transposed matrix; an f32 result, or a bf16 one (the group's last cast, or the product's own
+// dtype); at most one step, a bias or an added f32 tensor, which c starts from. Empty elsewhere.
 std::optional<Kernel> amx_kernel(const Graph& graph, int32_t id, int32_t out,
                                  const std::vector<EpilogueStep>& steps) {
   DotSetup d = dot_setup(graph, id, out);
   const DotLayout& layout = d.layout;
-  if (d.in_dtype != DType::bf16 || graph.node(out).dtype != DType::f32 ||
+  DType out_dtype = graph.node(out).dtype;
+  if (d.in_dtype != DType::bf16 || (out_dtype != DType::f32 && out_dtype != DType::bf16) ||
       !layout.batch_sizes.empty() || !layout.lhs_view || !layout.rhs_view || steps.size() > 1) {
     return std::nullopt;
   }
-  AmxProduct product{.rows = layout.m, .inner = layout.k, .cols = layout.n, .ldc = layout.n};
+  AmxProduct product{.rows = layout.m, .inner = layout.k, .cols = layout.n, .ldc = layout.n,
+                     .bf16_result = out_dtype == DType::bf16};
   const MatrixView &lhs = *layout.lhs_view, &rhs = *layout.rhs_view;  // [rows, cols] each
   if (lhs.strides[1] != 1 && lhs.strides[0] != 1) return std::nullopt;
   if (rhs.strides[1] != 1 && rhs.strides[0] != 1) return std::nullopt;
@@ -359,7 +362,7 @@ std::optional<Kernel> amx_kernel(const Graph& graph, int32_t id, int32_t out,
   Operands o = d.operands;
   return Kernel{[=](const Buffers& buffers, std::byte* scratch) {
     amx_product(product, buffers.at<const uint16_t>(o.lhs), buffers.at<const uint16_t>(o.rhs),
-                start >= 0 ? buffers.at<const float>(start) : nullptr, buffers.at<float>(o.out),
+                start >= 0 ? buffers.at<const float>(start) : nullptr, buffers.at<void>(o.out),
                 scratch);
   }, amx_product_scratch_bytes(product)};
 }
