@@ -210,8 +210,20 @@ KILN_AMX_TARGET void multiply_blocks(const AmxProduct& product, int64_t k, ATile
 
 }  // namespace
 
-KILN_AMX_TARGET void amx_product(const AmxProduct& product, const uint16_t* a, const uint16_t* b,
-                                 const float* start, void* c, std::byte* scratch) {
+namespace {
+
+// Calls body(begin, end) over [0, n): split across the kernel threads, or on this thread.
+template <typename Body>
+void run_split(bool on_threads, int64_t n, int64_t grain, const Body& body) {
+  if (on_threads) {
+    parallel_for(n, grain, body);
+  } else if (n > 0) {
+    body(int64_t{0}, n);
+  }
+}
+
+KILN_AMX_TARGET void compute(const AmxProduct& product, const uint16_t* a, const uint16_t* b,
+                             const float* start, void* c, std::byte* scratch, bool on_threads) {
   const auto& [rows, inner, cols, a_transposed, b_transposed, lda, ldb, ldc, start_kind, bf16] =
       product;
   const int64_t k = padded_inner(inner);
@@ -219,24 +231,36 @@ KILN_AMX_TARGET void amx_product(const AmxProduct& product, const uint16_t* a, c
   if (a_transposed) {
     auto* tiles = reinterpret_cast<uint16_t*>(scratch);
     scratch += (rows * k * 2 + 63) / 64 * 64;
-    parallel_for(k / kBlock, grain_for(rows * kBlock), [&](int64_t begin, int64_t end) {
+    run_split(on_threads, k / kBlock, grain_for(rows * kBlock), [&](int64_t begin, int64_t end) {
       pack_a_tiles(rows, inner, k, a, lda, tiles, begin, end);
     });
     a_tiles = {tiles, k * 16, 16 * kBlock, 64};
   }
   auto* b_panels = reinterpret_cast<uint32_t*>(scratch);
   if (b_transposed) {
-    parallel_for(k / kBlock, grain_for(cols * kBlock), [&](int64_t begin, int64_t end) {
+    run_split(on_threads, k / kBlock, grain_for(cols * kBlock), [&](int64_t begin, int64_t end) {
       pack_b_panels_from_rows(k, cols, b, ldb, b_panels, begin, end);
     });
   } else {
-    parallel_for(k / 2, grain_for(cols * 2), [&](int64_t begin, int64_t end) {
+    run_split(on_threads, k / 2, grain_for(cols * 2), [&](int64_t begin, int64_t end) {
       pack_b_panels(inner, k, cols, b, ldb, b_panels, begin, end);
     });
   }
-  parallel_for(rows / kBlock * (cols / kBlock), 1, [&](int64_t begin, int64_t end) {
+  run_split(on_threads, rows / kBlock * (cols / kBlock), 1, [&](int64_t begin, int64_t end) {
     multiply_blocks(product, k, a_tiles, b_panels, start, c, begin, end);
   });
+}
+
+}  // namespace
+
+void amx_product(const AmxProduct& product, const uint16_t* a, const uint16_t* b,
+                 const float* start, void* c, std::byte* scratch) {
+  compute(product, a, b, start, c, scratch, true);
+}
+
+void amx_product_here(const AmxProduct& product, const uint16_t* a, const uint16_t* b,
+                      const float* start, void* c, std::byte* scratch) {
+  compute(product, a, b, start, c, scratch, false);
 }
 
 #else
@@ -244,6 +268,11 @@ KILN_AMX_TARGET void amx_product(const AmxProduct& product, const uint16_t* a, c
 void amx_product(const AmxProduct&, const uint16_t*, const uint16_t*, const float*, void*,
                  std::byte*) {
   fail("amx_product", "this build has no AMX intrinsics");
+}
+
+void amx_product_here(const AmxProduct&, const uint16_t*, const uint16_t*, const float*, void*,
+                      std::byte*) {
+  fail("amx_product_here", "this build has no AMX intrinsics");
 }
 
 #endif

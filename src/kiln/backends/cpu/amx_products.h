@@ -37,4 +37,8 @@ int64_t amx_product_scratch_bytes(const AmxProduct& product);
 void amx_product(const AmxProduct& product, const uint16_t* a, const uint16_t* b,
                  const float* start, void* c, std::byte* scratch);
 
+// amx_product on the calling thread alone (the fused attention's blocks, one thread's each).
+void amx_product_here(const AmxProduct& product, const uint16_t* a, const uint16_t* b,
+                      const float* start, void* c, std::byte* scratch);
+
 }  // namespace kiln::cpu

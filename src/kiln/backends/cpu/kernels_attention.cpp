@@ -3,11 +3,13 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <concepts>
 #include <limits>
 #include <vector>
 
+#include "kiln/backends/cpu/amx_products.h"
 #include "kiln/backends/cpu/bf16_block_products.h"
 #include "kiln/backends/cpu/isa_variants.h"
 #include "kiln/backends/cpu/kernel.h"
