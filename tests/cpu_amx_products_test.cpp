@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <tuple>
 #include <vector>
 
 #include "cpu_test_util.h"
@@ -23,7 +24,8 @@ using Start = AmxProduct::Start;
 
 bool amx_in_use() { return effective_cpu_isa() == CpuIsa::avx512_core_amx; }
 
-// Element (r, k) of a [rows x inner] operand stored with leading dim ld (transposed: [inner x rows]).
+// Element (r, k) of a [rows x inner] operand stored with leading dim ld ([inner x rows] when
+// transposed).
 double element(const std::vector<uint16_t>& x, bool transposed, int64_t ld, int64_t r, int64_t k) {
   return testing::bf16_word_value(x[static_cast<size_t>(transposed ? k * ld + r : r * ld + k)]);
 }
@@ -38,8 +40,9 @@ void expect_exact_sums(AmxProduct p) {
   p.lda = (p.a_transposed ? p.rows : p.inner) + 32;  // in place, tiles read whole rows of 32
   p.ldb = (p.b_transposed ? p.inner : p.cols) + 32;
   p.ldc = p.cols + 2;
-  std::vector<uint16_t> a = testing::random_bf16_words((p.a_transposed ? p.inner : p.rows) * p.lda, 1);
-  std::vector<uint16_t> b = testing::random_bf16_words((p.b_transposed ? p.cols : p.inner) * p.ldb, 2);
+  int64_t a_rows = p.a_transposed ? p.inner : p.rows, b_rows = p.b_transposed ? p.cols : p.inner;
+  std::vector<uint16_t> a = testing::random_bf16_words(a_rows * p.lda, 1);
+  std::vector<uint16_t> b = testing::random_bf16_words(b_rows * p.ldb, 2);
   std::vector<float> start(static_cast<size_t>(p.rows * p.ldc));
   for (size_t i = 0; i < start.size(); ++i) start[i] = static_cast<float>(i % 7) - 3.0f;
   std::vector<float> c(static_cast<size_t>(p.rows * p.ldc), 7.0f);
@@ -78,7 +81,8 @@ TEST(AmxProducts, MatchDoubleSumsOfTheSameValues) {
   if (!amx_in_use()) GTEST_SKIP() << "AMX is not in use here (CPU or KILN_MAX_CPU_ISA)";
   // a^T b (the weight gradients): one inner value; odd inner dims (padded with zeros); over 1024
   // (two passes over c, the second adding to the first); 288 columns (a chunk of 256, then 32).
-  for (auto [rows, inner, cols] : {std::tuple{32, 1, 32}, {64, 77, 96}, {96, 1100, 64}, {32, 45, 288}}) {
+  for (auto [rows, inner, cols] :
+       {std::tuple{32, 1, 32}, {64, 77, 96}, {96, 1100, 64}, {32, 45, 288}}) {
     expect_exact_sums({.rows = rows, .inner = inner, .cols = cols, .a_transposed = true});
   }
   // a as stored, b either way, from each start.

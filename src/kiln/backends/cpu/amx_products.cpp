@@ -46,10 +46,10 @@ int64_t padded_inner(int64_t inner) { return (inner + kBlock - 1) / kBlock * kBl
 bool amx_product_fits(const AmxProduct& product) {
   const auto& [rows, inner, cols, a_transposed, b_transposed, lda, ldb, ldc, start, bf16] =
       product;
-  bool tiles_read_in_place = !a_transposed || b_transposed;
+  bool inner_read_in_32s = !a_transposed || b_transposed;  // a in place, or b from its rows
   return KILN_AMX_PRODUCTS && effective_cpu_isa() == CpuIsa::avx512_core_amx && rows > 0 &&
          cols > 0 && inner > 0 && rows % kBlock == 0 && cols % kBlock == 0 &&
-         (!tiles_read_in_place || inner % kBlock == 0);
+         (!inner_read_in_32s || inner % kBlock == 0);
 }
 
 int64_t amx_product_scratch_bytes(const AmxProduct& product) {
@@ -200,7 +200,9 @@ KILN_AMX_TARGET void multiply_blocks(const AmxProduct& product, int64_t k, ATile
         uint16_t* words = static_cast<uint16_t*>(c) + i * ldc + j;
         for (int64_t r = 0; r < kBlock; ++r) {
 #pragma omp simd
-          for (int64_t e = 0; e < kBlock; ++e) words[r * ldc + e] = round_bf16(sums[r * kBlock + e]);
+          for (int64_t e = 0; e < kBlock; ++e) {
+            words[r * ldc + e] = round_bf16(sums[r * kBlock + e]);
+          }
         }
       }
     }
