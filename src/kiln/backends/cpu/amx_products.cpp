@@ -41,6 +41,12 @@ constexpr int64_t kColumnChunk = 256;    // columns of c whose panels of b a thr
 
 int64_t padded_inner(int64_t inner) { return (inner + kBlock - 1) / kBlock * kBlock; }
 
+// The bytes of the packed a^T (a_transposed only), whole cache lines, then b's panels.
+int64_t whole_lines(int64_t bytes) { return (bytes + 63) / 64 * 64; }
+int64_t a_tiles_bytes(const AmxProduct& product) {
+  return product.a_transposed ? whole_lines(product.rows * padded_inner(product.inner) * 2) : 0;
+}
+
 }  // namespace
 
 bool amx_product_fits(const AmxProduct& product) {
@@ -53,9 +59,7 @@ bool amx_product_fits(const AmxProduct& product) {
 }
 
 int64_t amx_product_scratch_bytes(const AmxProduct& product) {
-  int64_t k = padded_inner(product.inner);
-  auto bytes = [](int64_t size) { return (size + 63) / 64 * 64; };
-  return (product.a_transposed ? bytes(product.rows * k * 2) : 0) + bytes(k * product.cols * 2);
+  return a_tiles_bytes(product) + whole_lines(padded_inner(product.inner) * product.cols * 2);
 }
 
 #if KILN_AMX_PRODUCTS
@@ -210,10 +214,6 @@ KILN_AMX_TARGET void multiply_blocks(const AmxProduct& product, int64_t k, ATile
   _tile_release();
 }
 
-}  // namespace
-
-namespace {
-
 // Calls body(begin, end) over [0, n): split across the kernel threads, or on this thread.
 template <typename Body>
 void run_split(bool on_threads, int64_t n, int64_t grain, const Body& body) {
@@ -232,7 +232,7 @@ KILN_AMX_TARGET void compute(const AmxProduct& product, const uint16_t* a, const
   ATiles a_tiles{a, 16 * lda, kBlock, lda * 2};
   if (a_transposed) {
     auto* tiles = reinterpret_cast<uint16_t*>(scratch);
-    scratch += (rows * k * 2 + 63) / 64 * 64;
+    scratch += a_tiles_bytes(product);
     run_split(on_threads, k / kBlock, grain_for(rows * kBlock), [&](int64_t begin, int64_t end) {
       pack_a_tiles(rows, inner, k, a, lda, tiles, begin, end);
     });
