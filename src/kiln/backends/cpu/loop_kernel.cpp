@@ -61,6 +61,12 @@ Instr instruction(InstrFn run) {
 
 bool is_reduction(OpKind op) { return op == OpKind::reduce_sum || op == OpKind::reduce_max; }
 
+// Whether a dtype's values are held in registers as stored (its compute type is its storage), so
+// that a contiguous operand of it can be read where it lies (an alias).
+bool computes_in_storage(DType dtype) {
+  return dtype == DType::f32 || dtype == DType::f64 || dtype == DType::i64;
+}
+
 // A cast whose operand's register already holds its result: bf16 and f16 compute in float, and
 // f32 holds each of their values exactly (the f32 -> bf16 -> f32 pairs of --bf16's rounding).
 bool widens_in_place(const Graph& graph, const Node& node) {
@@ -153,6 +159,7 @@ class ProgramBuilder {
 
   std::vector<Instr> instructions;
   int32_t registers = 0;
+  int32_t aliases() const { return aliases_; }
   int32_t slots() const { return next_slot_; }
   int64_t domain() const { return domain_; }
   int64_t width() const { return width_; }
@@ -171,6 +178,7 @@ class ProgramBuilder {
       load.node = graph_.node(source).inputs[0];
     } else {
       load.node = source;
+      if (computes_in_storage(graph_.node(source).dtype)) load.alias = aliases_++;
     }
     load.out = fresh();
     register_of_[source] = load.out;
@@ -244,10 +252,18 @@ class ProgramBuilder {
         free.pop_back();
       }
     };
+    // Aliases are a load's own register, never free for a result.
+    auto release = [&](int32_t physical_register) {
+      if (physical_register < kAliasBase) free.push_back(physical_register);
+    };
     for (size_t i = 0; i < instructions.size(); ++i) {
       Instr& instr = instructions[i];
       if (instr.c >= 0 && physical[static_cast<size_t>(instr.c)] < 0) take(instr.c);  // words
-      if (instr.out >= 0) take(instr.out);
+      if (instr.alias >= 0) {
+        physical[static_cast<size_t>(instr.out)] = kAliasBase + instr.alias;
+      } else if (instr.out >= 0) {
+        take(instr.out);
+      }
       for (int32_t* r : {&instr.a, &instr.b, &instr.c}) {
         if (*r < 0) continue;
         auto v = static_cast<size_t>(*r);
@@ -255,13 +271,13 @@ class ProgramBuilder {
         // Freed once, also when the instruction reads it twice (x * x).
         if (last_use[v] == i && !freed[v]) {
           freed[v] = true;
-          free.push_back(*r);
+          release(*r);
         }
       }
       if (instr.out >= 0) {
         int32_t v = instr.out;
         instr.out = physical[static_cast<size_t>(v)];
-        if (last_use[static_cast<size_t>(v)] < i) free.push_back(instr.out);  // never read
+        if (last_use[static_cast<size_t>(v)] < i) release(instr.out);  // never read
       }
     }
   }
@@ -270,6 +286,7 @@ class ProgramBuilder {
   std::unordered_set<int32_t> computed_, in_place_;
   std::unordered_map<int32_t, int32_t> register_of_;  // value -> virtual register
   int32_t virtual_count_ = 0;
+  int32_t aliases_ = 0;
   int32_t next_slot_ = kFoldedSlot + 1;
   int64_t domain_ = 0, width_ = 0;
 };
@@ -281,7 +298,8 @@ Kernel make_loop_kernel(const Graph& graph, const KernelGroup& group) {
   std::vector<Instr> program = std::move(builder.instructions);
   int64_t domain = builder.domain(), width = builder.width();
   int64_t register_bytes = builder.registers * kRegisterBytes;
-  int64_t per_thread = register_bytes + (builder.slots() * 8 + 63) / 64 * 64;
+  int64_t alias_bytes = (builder.aliases() * int64_t{8} + 63) / 64 * 64;
+  int64_t per_thread = register_bytes + (builder.slots() * 8 + 63) / 64 * 64 + alias_bytes;
   int threads = kernel_threads();
   // Blocks hold whole rows when rows are short.
   int64_t step = width > 0 && width <= kBlock ? kBlock / width * width : kBlock;
@@ -299,8 +317,9 @@ Kernel make_loop_kernel(const Graph& graph, const KernelGroup& group) {
     }
     auto body = [&](int64_t begin, int64_t end) {
       int thread = omp_get_thread_num();
-      BlockContext block{&buffers, scratch + thread * per_thread, states.of(thread), 0, 0, width,
-                         split_row, begin};
+      std::byte* mine = scratch + thread * per_thread;
+      BlockContext block{&buffers, mine, states.of(thread), 0, 0, width, split_row, begin,
+                         reinterpret_cast<std::byte**>(mine + per_thread - alias_bytes)};
       if (split_row) block.state[kFoldedSlot] = 1;
       for (int64_t at = begin; at < end; at += step) {
         block.begin = at;
