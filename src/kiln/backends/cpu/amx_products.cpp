@@ -28,6 +28,7 @@
 #include "kiln/backends/cpu/amx_target.h"
 #include "kiln/backends/cpu/amx_tile_config.h"
 #include "kiln/backends/cpu/cpu_isa.h"
+#include "kiln/backends/cpu/kernel.h"
 #include "kiln/backends/cpu/parallel.h"
 #include "kiln/backends/cpu/typed.h"
 #include "kiln/ir/error.h"
@@ -42,7 +43,6 @@ constexpr int64_t kColumnChunk = 256;    // columns of c whose panels of b a thr
 int64_t padded_inner(int64_t inner) { return (inner + kBlock - 1) / kBlock * kBlock; }
 
 // The bytes of the packed a^T (a_transposed only), whole cache lines, then b's panels.
-int64_t whole_lines(int64_t bytes) { return (bytes + 63) / 64 * 64; }
 int64_t a_tiles_bytes(const AmxProduct& product) {
   return product.a_transposed ? whole_lines(product.rows * padded_inner(product.inner) * 2) : 0;
 }

@@ -31,6 +31,10 @@ struct Kernel {
   int64_t scratch_bytes = 0;
 };
 
+// `bytes` rounded up to whole cache lines: parts of a kernel's scratch each start on one (a tile
+// row or a vector that straddles two lines loads slower, and threads' parts share no line).
+inline int64_t whole_lines(int64_t bytes) { return (bytes + 63) / 64 * 64; }
+
 // Builds the kernel of node `id`; throws Error naming the op for what it cannot run.
 using KernelMaker = Kernel (*)(const Graph& graph, int32_t id);
 

@@ -57,7 +57,7 @@ struct Scratch {
 
   int64_t take(int64_t size) {
     int64_t offset = bytes;
-    bytes += (size + 63) / 64 * 64;
+    bytes += whole_lines(size);
     return offset;
   }
 };
@@ -474,7 +474,7 @@ Kernel make_gemm_kernel(const Graph& graph, const KernelGroup& group) {
   const Node& node = graph.node(group.nodes.front());  // the product; the steps keep its shape
   int64_t n = node.shape.empty() ? 1 : node.shape.back();
   int64_t count = shape_numel(node.shape);
-  int64_t values_at = (product.scratch_bytes + 63) / 64 * 64;
+  int64_t values_at = whole_lines(product.scratch_bytes);
   int64_t values_bytes = cast_last ? count * static_cast<int64_t>(dtype_size(node.dtype)) : 0;
   return visit_floating("gemm", node.dtype, [&]<typename T>() -> Kernel {
     auto apply = KILN_ISA_DISPATCH(apply_step<T>);

@@ -298,8 +298,8 @@ Kernel make_loop_kernel(const Graph& graph, const KernelGroup& group) {
   std::vector<Instr> program = std::move(builder.instructions);
   int64_t domain = builder.domain(), width = builder.width();
   int64_t register_bytes = builder.registers * kRegisterBytes;
-  int64_t alias_bytes = (builder.aliases() * int64_t{8} + 63) / 64 * 64;
-  int64_t per_thread = register_bytes + (builder.slots() * 8 + 63) / 64 * 64 + alias_bytes;
+  int64_t alias_bytes = whole_lines(builder.aliases() * int64_t{8});
+  int64_t per_thread = register_bytes + whole_lines(builder.slots() * 8) + alias_bytes;
   int threads = kernel_threads();
   // Blocks hold whole rows when rows are short.
   int64_t step = width > 0 && width <= kBlock ? kBlock / width * width : kBlock;
