@@ -1,7 +1,8 @@
 // Fused kernels on the CPU backend against the reference: random elementwise graphs over every
 // dtype family with broadcasts of smaller operands and trailing reductions (index spaces that
-// cross block and row boundaries), random bits and dropout inside loops, errors inside loops, and
-// donated arguments written in place (also by a TrainStep update).
+// cross block and row boundaries), random bits and dropout inside loops, selects on a scalar
+// predicate, errors inside loops, and donated arguments written in place (also by a TrainStep
+// update).
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -218,6 +219,25 @@ TEST(CpuFusion, OperandsReadInPlaceAreNeverWritten) {
     for (size_t i = 0; i < arguments.size(); ++i) {
       EXPECT_EQ(std::memcmp(arguments[i].data(), feeds.arguments()[i].data(),
                             arguments[i].nbytes()), 0) << "argument " << i;
+    }
+  }
+}
+
+// A select on a broadcast bool scalar (a training step's skip of a non-finite update) reads the
+// scalar and copies the operand it picks; both picks, over floating, half and integer dtypes.
+TEST(CpuFusion, SelectsOnAScalarPredicateMatchReference) {
+  for (DType dtype : {DType::f32, DType::bf16, DType::f64, DType::i32}) {
+    for (bool predicate : {true, false}) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + (predicate ? " true" : " false"));
+      Graph graph;
+      testing::Feeds feeds(graph);
+      Value pick = broadcast_to(feeds.scalar(DType::boolean, predicate ? 1.0 : 0.0), {3, 300});
+      Value x = feeds.any(dtype, {3, 300}), y = feeds.any(dtype, {3, 300});
+      Value picked = select(pick, x * y + x, y);
+      std::vector<Value> outputs = {picked, select(pick, y, picked) - x};
+      auto executable = make_cpu_backend()->compile(graph, outputs);
+      EXPECT_EQ(executable->stats().kernels, 1);
+      testing::expect_matches_reference(graph, outputs, feeds.arguments());
     }
   }
 }

@@ -142,7 +142,7 @@ class ProgramBuilder {
         auto dim = static_cast<size_t>(node.attr<IotaAttrs>().dim);
         compute.size = node.shape[dim];
         for (size_t d = dim + 1; d < node.shape.size(); ++d) compute.inner *= node.shape[d];
-      } else if (!scalar_operand(node, compute)) {
+      } else if (!scalar_operand(node, compute) && !scalar_predicate(node, compute)) {
         int32_t* slots[] = {&compute.a, &compute.b, &compute.c};
         for (size_t k = 0; k < node.inputs.size(); ++k) *slots[k] = operand(node.inputs[k]);
       }
@@ -209,6 +209,19 @@ class ProgramBuilder {
       return true;
     }
     return false;
+  }
+
+  // A select with a broadcast scalar predicate reads the predicate itself and copies the operand
+  // it picks. False (nothing set) otherwise.
+  bool scalar_predicate(const Node& node, Instr& compute) {
+    if (node.op != OpKind::select) return false;
+    int32_t predicate = broadcast_scalar(node.inputs[0]);
+    if (predicate < 0 || graph_.node(predicate).dtype != DType::boolean) return false;
+    compute.run = select_scalar_instr(node.dtype);
+    compute.node = predicate;
+    compute.b = operand(node.inputs[1]);
+    compute.c = operand(node.inputs[2]);
+    return true;
   }
 
   void emit(const Instr& instr) { instructions.push_back(instr); }

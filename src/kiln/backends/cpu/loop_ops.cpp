@@ -28,6 +28,8 @@ InstrFn compute_instr(const Graph& graph, const Node& node) {
   return KILN_ISA_DISPATCH(compute_instr(graph, node));
 }
 
+InstrFn select_scalar_instr(DType dtype) { return KILN_ISA_DISPATCH(select_scalar_instr(dtype)); }
+
 InstrFn binary_scalar_instr(const Node& node, ScalarOperand scalar) {
   return KILN_ISA_DISPATCH(binary_scalar_instr(node, scalar));
 }

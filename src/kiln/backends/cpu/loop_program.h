@@ -105,6 +105,9 @@ InstrFn compute_instr(const Graph& graph, const Node& node);
 // a register (`a`: the first operand; `b`: the second); null for ops it does not cover.
 enum class ScalarOperand : uint8_t { none, a, b };
 InstrFn binary_scalar_instr(const Node& node, ScalarOperand scalar);
+// A select whose predicate is a broadcast bool scalar read from buffer Instr::node; its operands
+// are `b` and `c`, as select's.
+InstrFn select_scalar_instr(DType dtype);
 // reduce_sum / reduce_max over trailing axes into the node's buffer, and the combine step of the
 // same reduction over a row split across threads.
 InstrFn reduce_instr(const Node& node);
