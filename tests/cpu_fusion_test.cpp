@@ -199,6 +199,37 @@ TEST(CpuFusion, WideningCastsReuseTheirOperandsRegister) {
   }
 }
 
+// A cast to bf16 or f16 that is only stored takes no instruction: the store rounds the operand's
+// register. Bit for bit the reference's, on values that round up, down and to even, on NaN and
+// infinities; a cast that the same kernel also reads keeps its rounded register.
+TEST(CpuFusion, CastsOnlyStoredAreRoundedByTheStore) {
+  std::mt19937_64 rng(5);
+  Tensor values = testing::random_tensor(rng, DType::f32, {3, 300}, -3.0, 3.0);
+  const double edges[] = {1.0 + 0x1p-8, 1.0 + 0x1p-9, 1.0 + 3 * 0x1p-9, 1.0 - 0x1p-10,
+                          65520.0,      std::nan(""), HUGE_VAL,          -HUGE_VAL};
+  for (size_t i = 0; i < std::size(edges); ++i) values.set(static_cast<int64_t>(i), edges[i]);
+  for (DType half : {DType::bf16, DType::f16}) {
+    SCOPED_TRACE(dtype_name(half));
+    Graph graph;
+    testing::Feeds feeds(graph);
+    Value x = feeds.tensor(values), y = feeds.any(DType::f32, {3, 300});
+    Value read_again = cast(x * y, half);
+    std::vector<Value> outputs = {cast(x, half), cast(cast(x + y, half), half == DType::bf16
+                                                                           ? DType::f16
+                                                                           : DType::bf16),
+                                  read_again, cast(read_again, DType::f32) * 3.0};
+    auto executable = make_cpu_backend()->compile(graph, outputs);
+    EXPECT_EQ(executable->stats().kernels, 1);
+    std::vector<Tensor> expected = evaluate_reference(graph, outputs, feeds.arguments());
+    std::vector<Tensor> got = executable->run(feeds.arguments());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      ASSERT_EQ(got[i].nbytes(), expected[i].nbytes());
+      EXPECT_EQ(std::memcmp(got[i].data(), expected[i].data(), got[i].nbytes()), 0)
+          << "output " << i;
+    }
+  }
+}
+
 // Contiguous f32, f64 and i64 operands are read where they lie (registers that alias the
 // buffers): a program long enough to reuse its freed registers for results (each input is dead
 // after its first uses) matches the reference, and leaves the argument bytes as they were.

@@ -75,6 +75,17 @@ bool widens_in_place(const Graph& graph, const Node& node) {
   return from == DType::bf16 || from == DType::f16;
 }
 
+// A cast to bf16 or f16 from a dtype computed in float: its store rounds the operand's register
+// exactly as the cast would (once, to nearest even), so a cast that is only stored needs no
+// instruction (--bf16's products' operands, gelu's and the gradients' casts).
+bool narrows_at_store(const Graph& graph, const Node& node) {
+  if (node.op != OpKind::cast || (node.dtype != DType::bf16 && node.dtype != DType::f16)) {
+    return false;
+  }
+  DType from = graph.node(node.inputs[0]).dtype;
+  return from == DType::f32 || from == DType::bf16 || from == DType::f16;
+}
+
 // Turns the group into instructions over virtual registers (one per value), then maps them onto
 // as few registers as liveness allows.
 class ProgramBuilder {
@@ -88,6 +99,10 @@ class ProgramBuilder {
       }
     }
     std::unordered_set<int32_t> results(group.results.begin(), group.results.end());
+    std::unordered_set<int32_t> read_in_group;
+    for (int32_t id : group.nodes) {
+      for (int32_t input : graph.node(id).inputs) read_in_group.insert(input);
+    }
     std::vector<Instr> stores;
     if (group.kind == KernelKind::single) results.insert(group.nodes.begin(), group.nodes.end());
     for (int32_t id : group.nodes) {
@@ -116,6 +131,10 @@ class ProgramBuilder {
         int32_t value = operand(node.inputs[0]);
         register_of_[id] = value;
         if (results.contains(id)) stores.push_back(store_of(node, id, value));
+        continue;
+      }
+      if (narrows_at_store(graph, node) && results.contains(id) && !read_in_group.contains(id)) {
+        stores.push_back(store_of(node, id, operand(node.inputs[0])));  // the store rounds
         continue;
       }
       Instr compute = instruction(compute_instr(graph, node));
