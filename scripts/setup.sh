@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build libgtest-dev libcli11-dev nlohmann-json3-dev libutf8proc-dev
   libdnnl-dev ocl-icd-opencl-dev  # dnnl-config.cmake looks for OpenCL, which libdnnl-dev only recommends
+  libxbyak-dev  # the JIT assembler of the loop programs compiled to machine code
   libopenmpi-dev openmpi-bin python3-pip
   python3-torch)  # Debian's PyTorch 1.13: the tests' transformers runs on it (and bench's peer)
 

@@ -47,7 +47,7 @@ TEST(CliBench, TinyRunPrintsOneJsonLineWithEveryField) {
         "model_flops_per_s", "peak_gflops", "peak_kernel", "peak_fraction", "peak_fp32_gflops",
         "peak_bf16_gflops", "bf16_products_native", "measured_clock_ghz", "cpu_model", "cpu_isa",
         "compile_ms", "compiles",
-        "cache_hits", "kernels", "arena_bytes", "host_to_device_bytes_per_step",
+        "cache_hits", "kernels", "compiled_loops", "arena_bytes", "host_to_device_bytes_per_step",
         "device_to_host_bytes_per_step", "compile_options", "peak_rss_minus_16b_per_param_mib",
         "planned_peak_bytes", "planned_fixed_bytes", "planned_activation_bytes",
         "gradient_checkpointing"}) {
@@ -88,6 +88,12 @@ TEST(CliBench, TinyRunPrintsOneJsonLineWithEveryField) {
   EXPECT_EQ(line["compiles"], 1);
   EXPECT_EQ(line["cache_hits"], 4);
   EXPECT_GT(line["kernels"].get<int64_t>(), 0);
+  // With AVX2 the AdamW updates (32 loops) run as machine code (loop_code.h).
+  if (line["cpu_isa"] == "sse41") {
+    EXPECT_EQ(line["compiled_loops"], 0);
+  } else {
+    EXPECT_GE(line["compiled_loops"].get<int64_t>(), 32);
+  }
   EXPECT_GT(line["arena_bytes"].get<int64_t>(), 0);
   EXPECT_GT(line["peak_rss_mib"].get<double>(), 0.0);
   const double loss = line["loss_first"].get<double>();

@@ -45,7 +45,8 @@ TEST(CliRuntime, EveryRunEndsWithTheRuntimeSummary) {
   size_t summary = run.output.find("\nruntime: compiles=");
   ASSERT_NE(summary, std::string::npos) << run.output;
   for (const char* counter : {"cache_hits=", "compile_ms=", "runs=", "execute_ms=",
-                              "host_to_device=", "device_to_host=", "arena_bytes=", "kernels="}) {
+                              "host_to_device=", "device_to_host=", "arena_bytes=", "kernels=",
+                              "compiled_loops="}) {
     EXPECT_NE(run.output.find(counter, summary), std::string::npos) << counter;
   }
 }

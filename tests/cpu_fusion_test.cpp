@@ -9,6 +9,8 @@
 #include <random>
 
 #include "cpu_test_util.h"
+#include "kiln/backends/cpu/cpu_isa.h"
+#include "kiln/backends/cpu/loop_code.h"
 #include "kiln/ir/error.h"
 #include "kiln/runtime/runtime.h"
 #include "kiln/train/train_step.h"
@@ -270,6 +272,76 @@ TEST(CpuFusion, SelectsOnAScalarPredicateMatchReference) {
       EXPECT_EQ(executable->stats().kernels, 1);
       testing::expect_matches_reference(graph, outputs, feeds.arguments());
     }
+  }
+}
+
+// Loops of f32 arithmetic run as machine code (loop_code.h) with AVX2 or AVX-512: random programs
+// of every op it covers, scalar operands on either side and selects on a scalar predicate, over
+// sizes around whole vectors (the code's vector loop and its loop over the elements left) and
+// across threads, are the reference's bit for bit (each op rounds once, in both). Values stay
+// away from NaN, whose payloads the two may carry differently.
+TEST(CpuFusion, CompiledLoopsAreTheReferenceBitForBit) {
+  const bool compiles = cpu::loop_kernel_isa() >= cpu::CpuIsa::avx2;
+  std::mt19937_64 rng(11);
+  for (int64_t size : {1, 7, 8, 15, 16, 17, 33, 300, 40003}) {
+    for (bool predicate : {true, false}) {
+      SCOPED_TRACE("size " + std::to_string(size) + (predicate ? " true" : " false"));
+      Graph graph;
+      testing::Feeds feeds(graph, rng());
+      const Shape shape{size};
+      Value one = broadcast_to(feeds.scalar(DType::f32, 1.0), shape);
+      Value scale = broadcast_to(feeds.scalar(DType::f32, 0.75), shape);
+      Value pick = broadcast_to(feeds.scalar(DType::boolean, predicate ? 1.0 : 0.0), shape);
+      std::vector<Value> values = {feeds.any(DType::f32, shape, 0.5, 2.0),
+                                   feeds.any(DType::f32, shape, 0.5, 2.0),
+                                   feeds.any(DType::f32, shape, -2.0, 2.0)};
+      for (int step = 0; step < 16; ++step) {
+        auto recent = [&]() { return values[values.size() - 1 - rng() % 3]; };
+        Value a = recent(), b = recent(), next;
+        switch (rng() % 9) {
+          case 0: next = a + b; break;
+          case 1: next = a - b * scale; break;
+          case 2: next = scale - a * b; break;
+          case 3: next = a / (b * b + one); break;
+          case 4: next = one / (a * a + scale); break;
+          case 5: next = sqrt(a * a + one); break;
+          case 6: next = neg(a) * scale + b; break;
+          case 7: next = select(pick, a, b) / scale; break;
+          default: next = (a + b) * (a - b); break;
+        }
+        values.push_back(next / (next * next + one));  // within [-1/2, 1/2]
+      }
+      std::vector<Value> outputs = {values.back(), values[values.size() / 2]};
+      auto executable = make_cpu_backend()->compile(graph, outputs);
+      EXPECT_EQ(executable->stats().kernels, 1);
+      EXPECT_EQ(executable->stats().compiled_loops, compiles ? 1 : 0);
+      std::vector<Tensor> expected = evaluate_reference(graph, outputs, feeds.arguments());
+      std::vector<Tensor> got = executable->run(feeds.arguments());
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        EXPECT_EQ(std::memcmp(got[i].data(), expected[i].data(), got[i].nbytes()), 0)
+            << "output " << i << ": " << testing::compare_tensors(got[i], expected[i], 0.0, 0.0);
+      }
+    }
+  }
+}
+
+// A loop with an op the machine code does not cover (exp) is interpreted, as is one reading more
+// buffers than the code keeps pointers to; both match the reference.
+TEST(CpuFusion, LoopsOutsideTheCompiledOpsAreInterpreted) {
+  for (bool many_buffers : {false, true}) {
+    SCOPED_TRACE(many_buffers ? "many buffers" : "exp");
+    Graph graph;
+    testing::Feeds feeds(graph);
+    Value x = feeds.any(DType::f32, {300});
+    Value result = exp(x) * x;
+    if (many_buffers) {
+      result = x;
+      for (int i = 0; i < cpu::kMaxCodeBuffers; ++i) result = result + feeds.any(DType::f32, {300});
+    }
+    auto executable = make_cpu_backend()->compile(graph, {result});
+    EXPECT_EQ(executable->stats().kernels, 1);
+    EXPECT_EQ(executable->stats().compiled_loops, 0);
+    testing::expect_matches_reference(graph, {result}, feeds.arguments());
   }
 }
 

@@ -165,9 +165,11 @@ TEST(Runtime, FormatsCountersOnOneLine) {
   counters.device_to_host_bytes = 8192;
   counters.arena_bytes = 1536;
   counters.kernels = 1234;
+  counters.compiled_loops = 40;
   EXPECT_EQ(format_counters(counters),
             "compiles=2 cache_hits=38 compile_ms=812.4 runs=40 execute_ms=2301.7 "
-            "host_to_device=3.00GiB device_to_host=8.00KiB arena_bytes=1.50KiB kernels=1234");
+            "host_to_device=3.00GiB device_to_host=8.00KiB arena_bytes=1.50KiB kernels=1234 "
+            "compiled_loops=40");
   EXPECT_EQ(format_bytes(512), "512B");
   EXPECT_EQ(format_bytes(5 << 20), "5.00MiB");
 }

@@ -200,6 +200,7 @@ void run_bench(const BenchOptions& options) {
       {"cache_hits", counters.cache_hits},
       {"disk_cache_hits", counters.disk_cache_hits},
       {"kernels", counters.kernels},
+      {"compiled_loops", counters.compiled_loops},
       {"arena_bytes", counters.arena_bytes},
       {"host_to_device_bytes_per_step",
        (counters.host_to_device_bytes - uploaded_state) / std::max<int64_t>(1, counters.runs)},

@@ -67,6 +67,7 @@ class HostBuffer final : public Buffer {
 struct ExecutableStats {
   int64_t kernels = 0;      // kernels launched per run
   int64_t arena_bytes = 0;  // planned intermediate memory, allocated once at compile time
+  int64_t compiled_loops = 0;  // of the kernels, fused loops run as machine code (CPU backend)
 };
 
 // An executable holds everything it runs (its own copy of the graph, constants, kernels): the

@@ -36,7 +36,8 @@ std::string format_counters(const RuntimeCounters& counters) {
          " host_to_device=" + format_bytes(counters.host_to_device_bytes) +
          " device_to_host=" + format_bytes(counters.device_to_host_bytes) +
          " arena_bytes=" + format_bytes(counters.arena_bytes) +
-         " kernels=" + std::to_string(counters.kernels);
+         " kernels=" + std::to_string(counters.kernels) +
+         " compiled_loops=" + std::to_string(counters.compiled_loops);
 }
 
 }  // namespace kiln

@@ -183,6 +183,7 @@ RuntimeCounters Runtime::counters() const {
     ExecutableStats stats = entry->executable->stats();
     counters.arena_bytes += stats.arena_bytes;
     counters.kernels += stats.kernels;
+    counters.compiled_loops += stats.compiled_loops;
   }
   return counters;
 }

@@ -92,7 +92,11 @@ class CpuExecutableImpl : public CpuExecutable {
   const MemoryPlan& memory_plan() const override { return plan_.plan; }
   int64_t kernel_count() const override { return static_cast<int64_t>(kernels_.size()); }
   const Program& program() const override { return program_; }
-  ExecutableStats stats() const override { return {kernel_count(), plan_.plan.arena_bytes}; }
+  ExecutableStats stats() const override {
+    auto compiled = std::count_if(kernels_.begin(), kernels_.end(),
+                                  [](const Kernel& kernel) { return kernel.compiled; });
+    return {kernel_count(), plan_.plan.arena_bytes, compiled};
+  }
 
   std::vector<Tensor> run(const std::vector<Tensor>& arguments) override {
     const Graph& graph = *program_.module.graph;

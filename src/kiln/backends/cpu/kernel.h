@@ -29,6 +29,7 @@ using KernelFn = std::function<void(const Buffers& buffers, std::byte* scratch)>
 struct Kernel {
   KernelFn run;
   int64_t scratch_bytes = 0;
+  bool compiled = false;  // a loop program run as machine code (loop_code.h)
 };
 
 // `bytes` rounded up to whole cache lines: parts of a kernel's scratch each start on one (a tile

@@ -4,10 +4,12 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "kiln/backends/cpu/loop_code.h"
 #include "kiln/backends/cpu/loop_program.h"
 #include "kiln/backends/cpu/parallel.h"
 #include "kiln/ir/error.h"
@@ -84,6 +86,20 @@ bool narrows_at_store(const Graph& graph, const Node& node) {
   }
   DType from = graph.node(node.inputs[0]).dtype;
   return from == DType::f32 || from == DType::bf16 || from == DType::f16;
+}
+
+// The machine-code op of an f32 node (loop_code.h), or none.
+CodeOp code_op(const Node& node) {
+  if (node.dtype != DType::f32) return CodeOp::none;
+  switch (node.op) {
+    case OpKind::add: return CodeOp::add;
+    case OpKind::sub: return CodeOp::sub;
+    case OpKind::mul: return CodeOp::mul;
+    case OpKind::div: return CodeOp::div;
+    case OpKind::sqrt: return CodeOp::sqrt;
+    case OpKind::neg: return CodeOp::neg;
+    default: return CodeOp::none;
+  }
 }
 
 // Turns the group into instructions over virtual registers (one per value), then maps them onto
@@ -164,6 +180,7 @@ class ProgramBuilder {
       } else if (!scalar_operand(node, compute) && !scalar_predicate(node, compute)) {
         int32_t* slots[] = {&compute.a, &compute.b, &compute.c};
         for (size_t k = 0; k < node.inputs.size(); ++k) *slots[k] = operand(node.inputs[k]);
+        compute.code = code_op(node);
       }
       compute.out = fresh();
       register_of_[id] = compute.out;
@@ -198,6 +215,7 @@ class ProgramBuilder {
     } else {
       load.node = source;
       if (computes_in_storage(graph_.node(source).dtype)) load.alias = aliases_++;
+      if (graph_.node(source).dtype == DType::f32) load.code = CodeOp::load;
     }
     load.out = fresh();
     register_of_[source] = load.out;
@@ -224,6 +242,8 @@ class ProgramBuilder {
       if (fn == nullptr) continue;
       compute.run = fn;
       compute.node = scalar;
+      compute.scalar = side;
+      compute.code = code_op(node);
       (second ? compute.a : compute.b) = operand(node.inputs[second ? 0 : 1]);
       return true;
     }
@@ -238,6 +258,7 @@ class ProgramBuilder {
     if (predicate < 0 || graph_.node(predicate).dtype != DType::boolean) return false;
     compute.run = select_scalar_instr(node.dtype);
     compute.node = predicate;
+    if (node.dtype == DType::f32) compute.code = CodeOp::select;
     compute.b = operand(node.inputs[1]);
     compute.c = operand(node.inputs[2]);
     return true;
@@ -249,6 +270,7 @@ class ProgramBuilder {
     Instr store = instruction(store_instr(node.dtype));
     store.a = value;
     store.node = id;
+    if (node.dtype == DType::f32) store.code = CodeOp::store;
     return store;
   }
 
@@ -323,12 +345,35 @@ class ProgramBuilder {
   int64_t domain_ = 0, width_ = 0;
 };
 
+// A program compiled to machine code, run on each thread's range of the index space.
+Kernel compiled_kernel(std::shared_ptr<const LoopCode> code, int64_t domain) {
+  Kernel kernel{[=](const Buffers& buffers, std::byte*) {
+    parallel_for(domain, kGrain, [&](int64_t begin, int64_t end) {
+      std::array<const void*, kMaxCodeBuffers> pointers{};
+      std::array<const void*, kMaxCodeScalars> scalars{};
+      for (size_t k = 0; k < code->buffers().size(); ++k) {
+        pointers[k] = buffers.at<float>(code->buffers()[k]) + begin;
+      }
+      for (size_t k = 0; k < code->scalars().size(); ++k) {
+        scalars[k] = buffers.at<std::byte>(code->scalars()[k]);
+      }
+      code->run({pointers.data(), scalars.data(), end - begin});
+    });
+  }};
+  kernel.compiled = true;
+  return kernel;
+}
+
 }  // namespace
 
 Kernel make_loop_kernel(const Graph& graph, const KernelGroup& group) {
   ProgramBuilder builder(graph, group);
   std::vector<Instr> program = std::move(builder.instructions);
   int64_t domain = builder.domain(), width = builder.width();
+  if (std::shared_ptr<const LoopCode> code =
+          compile_loop_code(program, builder.registers, builder.aliases())) {
+    return compiled_kernel(std::move(code), domain);
+  }
   int64_t register_bytes = builder.registers * kRegisterBytes;
   int64_t alias_bytes = whole_lines(builder.aliases() * int64_t{8});
   int64_t per_thread = register_bytes + whole_lines(builder.slots() * 8) + alias_bytes;

@@ -64,6 +64,13 @@ struct BlockContext {
 // that says a thread folded part of a split row (its accumulators hold a partial result).
 inline constexpr int32_t kErrorSlot = 0, kFoldedSlot = 1;
 
+// A floating binary node one operand of which is a scalar read from buffer Instr::node instead of
+// a register (`a`: the first operand; `b`: the second).
+enum class ScalarOperand : uint8_t { none, a, b };
+// What an instruction is to the machine-code path (loop_code.h): `none` where only its typed
+// function computes it. All are f32.
+enum class CodeOp : uint8_t { none, load, store, add, sub, mul, div, sqrt, neg, select };
+
 struct Instr;
 using InstrFn = void (*)(const Instr& instr, const BlockContext& block);
 // Every thread's state in a kernel's scratch: thread t's at scratch + t * stride + offset.
@@ -92,6 +99,8 @@ struct Instr {
   int64_t size = 0, inner = 1;               // iota: element i holds i / inner % size
   LoadView view;                             // loads
   int32_t alias = -1;                        // loads read in place: the alias they point
+  CodeOp code = CodeOp::none;
+  ScalarOperand scalar = ScalarOperand::none;  // binary ops: the operand read from `node`
 };
 
 // Typed instructions (loop_ops.cpp), chosen once at compile time. Each throws an Error naming the
@@ -101,9 +110,7 @@ InstrFn store_instr(DType dtype);
 // Elementwise nodes: unary, binary, compare, select, cast, gelu, gelu_grad, dropout,
 // random_bits.
 InstrFn compute_instr(const Graph& graph, const Node& node);
-// A floating binary node one operand of which is a scalar read from buffer Instr::node instead of
-// a register (`a`: the first operand; `b`: the second); null for ops it does not cover.
-enum class ScalarOperand : uint8_t { none, a, b };
+// A floating binary node with a scalar operand (ScalarOperand); null for ops it does not cover.
 InstrFn binary_scalar_instr(const Node& node, ScalarOperand scalar);
 // A select whose predicate is a broadcast bool scalar read from buffer Instr::node; its operands
 // are `b` and `c`, as select's.
