@@ -28,8 +28,9 @@ struct RuntimeCounters {
 };
 
 // "compiles=2 cache_hits=38 compile_ms=812.4 runs=40 execute_ms=2301.7 host_to_device=1.21GiB
-// device_to_host=8.00KiB arena_bytes=12.00MiB kernels=1234 compiled_loops=40": one line, every counter named; the
-// disk cache's ("disk_cache_hits=2 disk_cache_misses=0" after cache_hits) only when it was used.
+// device_to_host=8.00KiB arena_bytes=12.00MiB kernels=1234 compiled_loops=40": one line, every
+// counter named; the disk cache's ("disk_cache_hits=2 disk_cache_misses=0" after cache_hits) only
+// when it was used.
 std::string format_counters(const RuntimeCounters& counters);
 
 // 1536 -> "1.50KiB"; below 1 KiB in bytes ("512B").
