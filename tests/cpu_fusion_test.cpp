@@ -325,6 +325,48 @@ TEST(CpuFusion, CompiledLoopsAreTheReferenceBitForBit) {
   }
 }
 
+// bf16 in machine code: loads widen, stores and casts read again round to nearest even, over
+// sizes around whole vectors and across threads, bit for bit the reference's on values that
+// round up, down and to even, on NaNs, infinities, the largest f32 (to infinity) and subnormals
+// (kept, where vcvtneps2bf16 would flush them).
+TEST(CpuFusion, CompiledLoopsRoundToBf16AsTheReference) {
+  const bool compiles = cpu::loop_kernel_isa() >= cpu::CpuIsa::avx2;
+  const double edges[] = {1.0 + 0x1p-8, 1.0 + 0x1p-9, 1.0 + 3 * 0x1p-9, -(1.0 - 0x1p-10),
+                          std::nan(""), HUGE_VAL,     -HUGE_VAL,        0x1.fffffep127,
+                          1e-40,        -0x1.0181p-127, -0.0,           65520.0};
+  std::mt19937_64 rng(13);
+  for (int64_t size : {1, 7, 8, 15, 16, 17, 33, 300, 40003}) {
+    SCOPED_TRACE("size " + std::to_string(size));
+    Tensor values = testing::random_tensor(rng, DType::f32, {size}, -3.0, 3.0);
+    for (int64_t i = 0; i < std::min<int64_t>(size, std::size(edges)); ++i) {
+      values.set(i, edges[i]);
+    }
+    if (size > 12) {  // a NaN whose payload is all in the bits rounding drops
+      const uint32_t low_payload_nan = 0x7F800001u;
+      std::memcpy(values.data() + 12 * 4, &low_payload_nan, 4);
+    }
+    Graph graph;
+    testing::Feeds feeds(graph, rng());
+    Value x = feeds.tensor(values), y = feeds.any(DType::f32, {size});
+    Value z = feeds.any(DType::f32, {size}), h = feeds.any(DType::bf16, {size});
+    Value rounded = cast(x, DType::bf16);
+    Value product = cast(cast(y * z, DType::bf16), DType::f32);
+    std::vector<Value> outputs = {rounded, cast(rounded, DType::f32),
+                                  product + cast(h, DType::f32),
+                                  cast(cast(h, DType::f32) * y, DType::bf16)};
+    auto executable = make_cpu_backend()->compile(graph, outputs);
+    EXPECT_EQ(executable->stats().kernels, 1);
+    EXPECT_EQ(executable->stats().compiled_loops, compiles ? 1 : 0);
+    std::vector<Tensor> expected = evaluate_reference(graph, outputs, feeds.arguments());
+    std::vector<Tensor> got = executable->run(feeds.arguments());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      ASSERT_EQ(got[i].nbytes(), expected[i].nbytes());
+      EXPECT_EQ(std::memcmp(got[i].data(), expected[i].data(), got[i].nbytes()), 0)
+          << "output " << i;
+    }
+  }
+}
+
 // A loop with an op the machine code does not cover (exp) is interpreted, as is one reading more
 // buffers than the code keeps pointers to; both match the reference.
 TEST(CpuFusion, LoopsOutsideTheCompiledOpsAreInterpreted) {

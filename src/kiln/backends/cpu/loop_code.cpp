@@ -1,8 +1,11 @@
 // Loop programs as machine code (loop_code.h), emitted with Xbyak (the JIT assembler oneDNN uses).
-// The code: the scalars broadcast once into a table on the stack, then one loop over whole vectors
-// of elements and one over the elements left, each running the program's instructions on vector
-// registers (one register per register or alias of the interpreted program), loads first and
-// stores last as in the interpreter, so that a donated argument is read before it is overwritten.
+// The code: the scalars and constants broadcast once into a table on the stack, then one loop over
+// whole vectors of elements and one over the elements left, each running the program's
+// instructions on vector registers (one register per register or alias of the interpreted
+// program), loads first and stores last as in the interpreter, so that a donated argument is read
+// before it is overwritten. bf16 values are f32 in registers: loads widen them, and stores and
+// casts to bf16 round to nearest even with integer arithmetic, a NaN kept a NaN, as round_bf16 of
+// typed.h does (vcvtneps2bf16 would flush subnormals).
 #include "kiln/backends/cpu/loop_code.h"
 
 #include <xbyak/xbyak.h>
@@ -23,13 +26,28 @@ constexpr int kTableSlotBytes = 64;  // a scalar broadcast to a whole zmm regist
 // embeddings' AdamW (7 streams of 16 MB), alternated: none 2.34/2.26 ms, 512 bytes 2.02/2.03, 1024
 // 1.96/1.93, 2048 2.00/1.96 (--bf16); under the avx2 cap none 2.24/2.28, 1024 1.98/1.95.
 constexpr int kPrefetchBytes = 1024;
-// Room for the code: the prologue (a table entry per scalar, the sign mask), then each
-// instruction twice (vectors, then the elements left), 27 bytes at most (a select).
+// Room for the code: the prologue (a table entry per scalar and per constant), then each
+// instruction twice (vectors, then the elements left), 60 bytes at most (a store rounding to
+// bf16).
 size_t code_bytes(const std::vector<Instr>& program) {
-  return 1024 + 32 * kMaxCodeScalars + 2 * 40 * program.size();
+  return 2048 + 32 * kMaxCodeScalars + 2 * 80 * program.size();
 }
 
+// The constants of neg and of rounding to bf16, each a dword spread over a table slot.
+constexpr uint32_t kSignBit = 0x80000000u, kRoundingBias = 0x7FFFu, kLowestKeptBit = 1u,
+                   kQuietBit = 0x00400000u;
+
 enum class Width { zmm, ymm, scalar };
+
+bool rounds_to_bf16(CodeOp code) { return code == CodeOp::store_bf16 || code == CodeOp::round_bf16; }
+
+// Vector registers the code needs besides the program's: a temporary, and under AVX2 a second one
+// for a store that rounds to bf16 (AVX-512 keeps its NaN lanes in a mask register instead).
+int32_t temporaries(const std::vector<Instr>& program, Width width) {
+  auto stores_bf16 = [](const Instr& instr) { return instr.code == CodeOp::store_bf16; };
+  bool second = width == Width::ymm && std::any_of(program.begin(), program.end(), stores_bf16);
+  return second ? 2 : 1;
+}
 
 class ProgramCode final : public LoopCode, private Xbyak::CodeGenerator {
  public:
@@ -37,11 +55,16 @@ class ProgramCode final : public LoopCode, private Xbyak::CodeGenerator {
       : Xbyak::CodeGenerator(code_bytes(program)), program_(program),
         temporary_index_(registers + aliases), registers_(registers), width_(width) {
     for (const Instr& instr : program_) {
-      if (instr.code == CodeOp::load || instr.code == CodeOp::store) pointer_of(instr.node);
+      if (element_shift(instr.code) >= 0) pointer_of(instr.node);
       bool reads_scalar = instr.code == CodeOp::select || instr.scalar != ScalarOperand::none;
       if (reads_scalar) slot_of(instr.node);
-      if (instr.code == CodeOp::neg) needs_sign_ = true;
+      if (instr.code == CodeOp::neg) constants_.push_back(kSignBit);
+      if (rounds_to_bf16(instr.code)) {
+        constants_.insert(constants_.end(), {kRoundingBias, kLowestKeptBit, kQuietBit});
+      }
     }
+    std::sort(constants_.begin(), constants_.end());
+    constants_.erase(std::unique(constants_.begin(), constants_.end()), constants_.end());
   }
 
   // Emits the code; false (nothing emitted) where the buffers' pointers outnumber the
@@ -72,10 +95,23 @@ class ProgramCode final : public LoopCode, private Xbyak::CodeGenerator {
     scalars_.push_back(node);
     return static_cast<int>(scalars_.size()) - 1;
   }
-  // Table slots: the scalars in order, then the sign mask.
-  int sign_slot() const { return static_cast<int>(scalars_.size()); }
+  // Table slots: the scalars in order, then the constants.
   Xbyak::Address slot(int index) { return ptr[rsp + index * kTableSlotBytes]; }
   Xbyak::Address scalar_slot(int index) { return dword[rsp + index * kTableSlotBytes]; }
+  Xbyak::Address constant(uint32_t value) {
+    auto at = std::find(constants_.begin(), constants_.end(), value) - constants_.begin();
+    return slot(static_cast<int>(scalars_.size() + static_cast<size_t>(at)));
+  }
+
+  // log2 of the bytes of an element a load or store reads or writes, or -1 for other ops.
+  static int element_shift(CodeOp code) {
+    if (code == CodeOp::load || code == CodeOp::store) return 2;
+    return code == CodeOp::load_bf16 || code == CodeOp::store_bf16 ? 1 : -1;
+  }
+  // The address of the current element in the buffer a load or store names.
+  Xbyak::RegExp element(const Instr& instr) {
+    return pointer(instr.node) + rax * (1 << element_shift(instr.code));
+  }
 
   Xbyak::Reg64 pointer(int32_t node) {
     using Xbyak::Operand;
@@ -96,11 +132,12 @@ class ProgramCode final : public LoopCode, private Xbyak::CodeGenerator {
     return vector_at(r >= kAliasBase ? registers_ + (r - kAliasBase) : r, width);
   }
   Xbyak::Xmm temporary(Width width) const { return vector_at(temporary_index_, width); }
+  Xbyak::Xmm second_temporary(Width width) const { return vector_at(temporary_index_ + 1, width); }
 
-  int vector_bytes() const { return width_ == Width::zmm ? 64 : 32; }
+  int lanes() const { return width_ == Width::zmm ? 16 : 8; }
 
   void emit() {
-    const int slots = static_cast<int>(scalars_.size()) + (needs_sign_ ? 1 : 0);
+    const int slots = static_cast<int>(scalars_.size() + constants_.size());
     push(rbp);
     mov(rbp, rsp);
     for (const Xbyak::Reg64* saved : {&rbx, &r12, &r13, &r14, &r15}) push(*saved);
@@ -119,30 +156,31 @@ class ProgramCode final : public LoopCode, private Xbyak::CodeGenerator {
         vmovups(slot(static_cast<int>(k)), spread);
       }
     }
-    if (needs_sign_) {
+    for (uint32_t value : constants_) {
       for (int lane = 0; lane < kTableSlotBytes / 4; ++lane) {
-        mov(dword[rsp + sign_slot() * kTableSlotBytes + lane * 4], 0x80000000u);
+        mov(dword[constant(value).getRegExp() + lane * 4], value);
       }
     }
     mov(rax, qword[rdi + offsetof(LoopCodeArguments, pointers)]);
     for (size_t k = 0; k < buffers_.size(); ++k) mov(pointer(buffers_[k]), qword[rax + k * 8]);
+    // rax: the element; rdx: the elements; rcx: the last element a whole vector starts at (free
+    // in the loop over the elements left, whose bf16 loads and stores pass words through ecx).
     mov(rdx, qword[rdi + offsetof(LoopCodeArguments, count)]);
-    shl(rdx, 2);  // bytes
     mov(rcx, rdx);
-    sub(rcx, vector_bytes());  // the last offset a whole vector starts at
+    sub(rcx, lanes());
     xor_(eax, eax);
     Xbyak::Label vectors, tail, done;
     L(vectors);
     cmp(rax, rcx);
     jg(tail, T_NEAR);
     body(width_);
-    add(rax, vector_bytes());
+    add(rax, lanes());
     jmp(vectors, T_NEAR);
     L(tail);
     cmp(rax, rdx);
     jge(done, T_NEAR);
     body(Width::scalar);
-    add(rax, 4);
+    add(rax, 1);
     jmp(tail, T_NEAR);
     L(done);
     vzeroupper();
@@ -163,7 +201,7 @@ class ProgramCode final : public LoopCode, private Xbyak::CodeGenerator {
     for (const Instr& instr : program_) {
       switch (instr.code) {
         case CodeOp::load: {
-          Xbyak::RegExp at = pointer(instr.node) + rax;
+          Xbyak::RegExp at = element(instr);
           if (one) {
             vmovss(vector(instr.out, width), dword[at]);
           } else {
@@ -173,9 +211,18 @@ class ProgramCode final : public LoopCode, private Xbyak::CodeGenerator {
           break;
         }
         case CodeOp::store: {
-          Xbyak::RegExp at = pointer(instr.node) + rax;
+          Xbyak::RegExp at = element(instr);
           if (one) vmovss(dword[at], vector(instr.a, width));
           else vmovups(ptr[at], vector(instr.a, width));
+          break;
+        }
+        case CodeOp::load_bf16: load_bf16(instr, width); break;
+        case CodeOp::store_bf16: store_bf16(instr, width); break;
+        case CodeOp::round_bf16: {  // the rounded bits' low half cleared
+          const Xbyak::Xmm out = vector(instr.out, width), bits = temporary(width);
+          rounded_bits(bits, vector(instr.a, width), out);
+          vpsrld(out, bits, 16);
+          vpslld(out, out, 16);
           break;
         }
         case CodeOp::add:
@@ -190,7 +237,7 @@ class ProgramCode final : public LoopCode, private Xbyak::CodeGenerator {
           }
           break;
         case CodeOp::neg:
-          vxorps(vector(instr.out, width), vector(instr.a, width), slot(sign_slot()));
+          vxorps(vector(instr.out, width), vector(instr.a, width), constant(kSignBit));
           break;
         case CodeOp::select: {  // the predicate's slot holds 0 or 1
           Xbyak::Label keep;
@@ -203,6 +250,62 @@ class ProgramCode final : public LoopCode, private Xbyak::CodeGenerator {
         }
         case CodeOp::none: break;  // compile_loop_code admits no such program
       }
+    }
+  }
+
+  // A bf16 value's bits are the high half of its f32's.
+  void load_bf16(const Instr& instr, Width width) {
+    const Xbyak::Xmm out = vector(instr.out, width);
+    Xbyak::RegExp at = element(instr);
+    if (width == Width::scalar) {
+      movzx(ecx, word[at]);
+      shl(ecx, 16);
+      vmovd(out, ecx);
+      return;
+    }
+    prefetcht0(ptr[at + kPrefetchBytes]);
+    vpmovzxwd(out, ptr[at]);
+    vpslld(out, out, 16);
+  }
+
+  void store_bf16(const Instr& instr, Width width) {
+    const Xbyak::Xmm bits = temporary(width);
+    Xbyak::RegExp at = element(instr);
+    const Xbyak::Xmm spare = width_ == Width::ymm ? second_temporary(width) : bits;  // AVX2's
+    rounded_bits(bits, vector(instr.a, width), spare);
+    vpsrld(bits, bits, 16);
+    if (width == Width::scalar) {
+      vmovd(ecx, bits);
+      mov(word[at], cx);
+    } else if (width == Width::zmm) {
+      vpmovdw(ptr[at], bits);
+    } else {  // the dwords' low words, packed within each 128-bit lane, then the lanes joined
+      vpackusdw(bits, bits, bits);
+      vpermq(Xbyak::Ymm(bits.getIdx()), Xbyak::Ymm(bits.getIdx()), 0x08);
+      vmovdqu(ptr[at], Xbyak::Xmm(bits.getIdx()));
+    }
+  }
+
+  // bits = x rounded to bf16 in its high half (x + 0x7FFF + the lowest kept bit), or x with its
+  // quiet bit set where x is a NaN. `spare` is clobbered under AVX2 (the NaN lanes' mask); AVX-512
+  // keeps that mask in k1.
+  void rounded_bits(const Xbyak::Xmm& bits, const Xbyak::Xmm& x, const Xbyak::Xmm& spare) {
+    constexpr uint8_t kUnordered = 3;  // vcmpps: true where either operand is a NaN
+    vpsrld(bits, x, 16);
+    if (width_ == Width::zmm) {
+      vpandd(bits, bits, constant(kLowestKeptBit));
+      vpaddd(bits, bits, x);
+      vpaddd(bits, bits, constant(kRoundingBias));
+      vcmpps(k1, x, x, kUnordered);
+      vpord(bits | k1, x, constant(kQuietBit));
+    } else {
+      vpand(bits, bits, constant(kLowestKeptBit));
+      vpaddd(bits, bits, x);
+      vpaddd(bits, bits, constant(kRoundingBias));
+      vcmpps(spare, x, x, kUnordered);
+      vblendvps(bits, bits, x, spare);
+      vpand(spare, spare, constant(kQuietBit));
+      vpor(bits, bits, spare);
     }
   }
 
@@ -240,7 +343,7 @@ class ProgramCode final : public LoopCode, private Xbyak::CodeGenerator {
   int temporary_index_;
   int32_t registers_;
   Width width_;
-  bool needs_sign_ = false;
+  std::vector<uint32_t> constants_;  // sorted
   std::vector<int32_t> buffers_, scalars_;
   void (*function_)(const LoopCodeArguments*) = nullptr;
 };
@@ -256,7 +359,7 @@ std::unique_ptr<const LoopCode> compile_loop_code(const std::vector<Instr>& prog
   if (program.empty() || any_missing) return nullptr;
   Width width = isa >= CpuIsa::avx512_core ? Width::zmm : Width::ymm;
   const int32_t vector_registers = width == Width::zmm ? 32 : 16;
-  if (registers + aliases + 1 > vector_registers) return nullptr;  // + the temporary
+  if (registers + aliases + temporaries(program, width) > vector_registers) return nullptr;
   auto code = std::make_unique<ProgramCode>(program, registers, aliases, width);
   if (!code->compile()) return nullptr;
   return code;

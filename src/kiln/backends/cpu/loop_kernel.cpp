@@ -88,8 +88,11 @@ bool narrows_at_store(const Graph& graph, const Node& node) {
   return from == DType::f32 || from == DType::bf16 || from == DType::f16;
 }
 
-// The machine-code op of an f32 node (loop_code.h), or none.
-CodeOp code_op(const Node& node) {
+// The machine-code op of a node (loop_code.h): f32 arithmetic and a cast of f32 to bf16, or none.
+CodeOp code_op(const Graph& graph, const Node& node) {
+  if (node.op == OpKind::cast && node.dtype == DType::bf16) {
+    return graph.node(node.inputs[0]).dtype == DType::f32 ? CodeOp::round_bf16 : CodeOp::none;
+  }
   if (node.dtype != DType::f32) return CodeOp::none;
   switch (node.op) {
     case OpKind::add: return CodeOp::add;
@@ -180,7 +183,7 @@ class ProgramBuilder {
       } else if (!scalar_operand(node, compute) && !scalar_predicate(node, compute)) {
         int32_t* slots[] = {&compute.a, &compute.b, &compute.c};
         for (size_t k = 0; k < node.inputs.size(); ++k) *slots[k] = operand(node.inputs[k]);
-        compute.code = code_op(node);
+        compute.code = code_op(graph_, node);
       }
       compute.out = fresh();
       register_of_[id] = compute.out;
@@ -215,7 +218,7 @@ class ProgramBuilder {
     } else {
       load.node = source;
       if (computes_in_storage(graph_.node(source).dtype)) load.alias = aliases_++;
-      if (graph_.node(source).dtype == DType::f32) load.code = CodeOp::load;
+      load.code = contiguous_code(graph_.node(source).dtype, CodeOp::load, CodeOp::load_bf16);
     }
     load.out = fresh();
     register_of_[source] = load.out;
@@ -243,7 +246,7 @@ class ProgramBuilder {
       compute.run = fn;
       compute.node = scalar;
       compute.scalar = side;
-      compute.code = code_op(node);
+      compute.code = code_op(graph_, node);
       (second ? compute.a : compute.b) = operand(node.inputs[second ? 0 : 1]);
       return true;
     }
@@ -266,11 +269,17 @@ class ProgramBuilder {
 
   void emit(const Instr& instr) { instructions.push_back(instr); }
 
+  // A contiguous load or store's machine-code op: `f32` or `bf16` by the buffer's dtype, or none.
+  static CodeOp contiguous_code(DType dtype, CodeOp f32, CodeOp bf16) {
+    if (dtype == DType::f32) return f32;
+    return dtype == DType::bf16 ? bf16 : CodeOp::none;
+  }
+
   static Instr store_of(const Node& node, int32_t id, int32_t value) {
     Instr store = instruction(store_instr(node.dtype));
     store.a = value;
     store.node = id;
-    if (node.dtype == DType::f32) store.code = CodeOp::store;
+    store.code = contiguous_code(node.dtype, CodeOp::store, CodeOp::store_bf16);
     return store;
   }
 
@@ -346,13 +355,17 @@ class ProgramBuilder {
 };
 
 // A program compiled to machine code, run on each thread's range of the index space.
-Kernel compiled_kernel(std::shared_ptr<const LoopCode> code, int64_t domain) {
+Kernel compiled_kernel(const Graph& graph, std::shared_ptr<const LoopCode> code, int64_t domain) {
+  std::vector<int64_t> element_bytes;  // of each buffer the code points to
+  for (int32_t id : code->buffers()) {
+    element_bytes.push_back(static_cast<int64_t>(dtype_size(graph.node(id).dtype)));
+  }
   Kernel kernel{[=](const Buffers& buffers, std::byte*) {
     parallel_for(domain, kGrain, [&](int64_t begin, int64_t end) {
       std::array<const void*, kMaxCodeBuffers> pointers{};
       std::array<const void*, kMaxCodeScalars> scalars{};
       for (size_t k = 0; k < code->buffers().size(); ++k) {
-        pointers[k] = buffers.at<float>(code->buffers()[k]) + begin;
+        pointers[k] = buffers.at<std::byte>(code->buffers()[k]) + begin * element_bytes[k];
       }
       for (size_t k = 0; k < code->scalars().size(); ++k) {
         scalars[k] = buffers.at<std::byte>(code->scalars()[k]);
@@ -372,7 +385,7 @@ Kernel make_loop_kernel(const Graph& graph, const KernelGroup& group) {
   int64_t domain = builder.domain(), width = builder.width();
   if (std::shared_ptr<const LoopCode> code =
           compile_loop_code(program, builder.registers, builder.aliases())) {
-    return compiled_kernel(std::move(code), domain);
+    return compiled_kernel(graph, std::move(code), domain);
   }
   int64_t register_bytes = builder.registers * kRegisterBytes;
   int64_t alias_bytes = whole_lines(builder.aliases() * int64_t{8});

@@ -68,8 +68,11 @@ inline constexpr int32_t kErrorSlot = 0, kFoldedSlot = 1;
 // a register (`a`: the first operand; `b`: the second).
 enum class ScalarOperand : uint8_t { none, a, b };
 // What an instruction is to the machine-code path (loop_code.h): `none` where only its typed
-// function computes it. All are f32.
-enum class CodeOp : uint8_t { none, load, store, add, sub, mul, div, sqrt, neg, select };
+// function computes it. Values are f32; loads and stores of bf16 buffers widen and round, and
+// round_bf16 is a cast to bf16 read again in the kernel (its register: the value rounded to bf16).
+enum class CodeOp : uint8_t {
+  none, load, store, load_bf16, store_bf16, round_bf16, add, sub, mul, div, sqrt, neg, select
+};
 
 struct Instr;
 using InstrFn = void (*)(const Instr& instr, const BlockContext& block);
