@@ -39,12 +39,17 @@ constexpr uint32_t kSignBit = 0x80000000u, kRoundingBias = 0x7FFFu, kLowestKeptB
 
 enum class Width { zmm, ymm, scalar };
 
-bool rounds_to_bf16(CodeOp code) { return code == CodeOp::store_bf16 || code == CodeOp::round_bf16; }
+bool rounds_to_bf16(CodeOp code) {
+  return code == CodeOp::store_bf16 || code == CodeOp::round_bf16 ||
+         code == CodeOp::store_rounded_bf16;
+}
 
 // Vector registers the code needs besides the program's: a temporary, and under AVX2 a second one
 // for a store that rounds to bf16 (AVX-512 keeps its NaN lanes in a mask register instead).
 int32_t temporaries(const std::vector<Instr>& program, Width width) {
-  auto stores_bf16 = [](const Instr& instr) { return instr.code == CodeOp::store_bf16; };
+  auto stores_bf16 = [](const Instr& instr) {
+    return instr.code == CodeOp::store_bf16 || instr.code == CodeOp::store_rounded_bf16;
+  };
   bool second = width == Width::ymm && std::any_of(program.begin(), program.end(), stores_bf16);
   return second ? 2 : 1;
 }
@@ -105,7 +110,9 @@ class ProgramCode final : public LoopCode, private Xbyak::CodeGenerator {
 
   // log2 of the bytes of an element a load or store reads or writes, or -1 for other ops.
   static int element_shift(CodeOp code) {
-    if (code == CodeOp::load || code == CodeOp::store) return 2;
+    if (code == CodeOp::load || code == CodeOp::store || code == CodeOp::store_rounded_bf16) {
+      return 2;
+    }
     return code == CodeOp::load_bf16 || code == CodeOp::store_bf16 ? 1 : -1;
   }
   // The address of the current element in the buffer a load or store names.
@@ -218,6 +225,7 @@ class ProgramCode final : public LoopCode, private Xbyak::CodeGenerator {
         }
         case CodeOp::load_bf16: load_bf16(instr, width); break;
         case CodeOp::store_bf16: store_bf16(instr, width); break;
+        case CodeOp::store_rounded_bf16: store_rounded_bf16(instr, width); break;
         case CodeOp::round_bf16: {  // the rounded bits' low half cleared
           const Xbyak::Xmm out = vector(instr.out, width), bits = temporary(width);
           rounded_bits(bits, vector(instr.a, width), out);
@@ -284,6 +292,18 @@ class ProgramCode final : public LoopCode, private Xbyak::CodeGenerator {
       vpermq(Xbyak::Ymm(bits.getIdx()), Xbyak::Ymm(bits.getIdx()), 0x08);
       vmovdqu(ptr[at], Xbyak::Xmm(bits.getIdx()));
     }
+  }
+
+  // An f32 store of the value rounded to bf16: the rounded bits' low half cleared.
+  void store_rounded_bf16(const Instr& instr, Width width) {
+    const Xbyak::Xmm bits = temporary(width);
+    const Xbyak::Xmm spare = width_ == Width::ymm ? second_temporary(width) : bits;  // AVX2's
+    rounded_bits(bits, vector(instr.a, width), spare);
+    vpsrld(bits, bits, 16);
+    vpslld(bits, bits, 16);
+    Xbyak::RegExp at = element(instr);
+    if (width == Width::scalar) vmovss(dword[at], bits);
+    else vmovups(ptr[at], bits);
   }
 
   // bits = x rounded to bf16 in its high half (x + 0x7FFF + the lowest kept bit), or x with its

@@ -88,6 +88,24 @@ bool narrows_at_store(const Graph& graph, const Node& node) {
   return from == DType::f32 || from == DType::bf16 || from == DType::f16;
 }
 
+// A cast of f32 to bf16 or f16 read only by casts back to f32 (`readers`, in the group) that are
+// results and read by nothing else in the group. The pair then takes no instruction: the widening
+// casts' stores round (store_rounded_instr), where a rounding pass would take a block of its own
+// (--bf16's rounding of gelu's output and its gradient, of the products' operands after dropout
+// and of the gradients' sums).
+bool rounds_at_widening_stores(const Graph& graph, const Node& node,
+                               const std::vector<int32_t>& readers,
+                               const std::unordered_set<int32_t>& results,
+                               const std::unordered_set<int32_t>& read_in_group) {
+  if (!narrows_at_store(graph, node) || graph.node(node.inputs[0]).dtype != DType::f32) {
+    return false;
+  }
+  return !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](int32_t reader) {
+    return widens_in_place(graph, graph.node(reader)) && results.contains(reader) &&
+           !read_in_group.contains(reader);
+  });
+}
+
 // The machine-code op of a node (loop_code.h): f32 arithmetic and a cast of f32 to bf16, or none.
 CodeOp code_op(const Graph& graph, const Node& node) {
   if (node.op == OpKind::cast && node.dtype == DType::bf16) {
@@ -119,11 +137,16 @@ class ProgramBuilder {
     }
     std::unordered_set<int32_t> results(group.results.begin(), group.results.end());
     std::unordered_set<int32_t> read_in_group;
+    std::unordered_map<int32_t, std::vector<int32_t>> readers;
     for (int32_t id : group.nodes) {
-      for (int32_t input : graph.node(id).inputs) read_in_group.insert(input);
+      for (int32_t input : graph.node(id).inputs) {
+        read_in_group.insert(input);
+        readers[input].push_back(id);
+      }
     }
     std::vector<Instr> stores;
     if (group.kind == KernelKind::single) results.insert(group.nodes.begin(), group.nodes.end());
+    std::unordered_set<int32_t> rounded_by_stores;  // rounds_at_widening_stores
     for (int32_t id : group.nodes) {
       if (!computed_.contains(id)) continue;
       const Node& node = graph.node(id);
@@ -146,10 +169,20 @@ class ProgramBuilder {
         continue;
       }
       domain_ = shape_numel(node.shape);
+      if (!results.contains(id) &&
+          rounds_at_widening_stores(graph, node, readers[id], results, read_in_group)) {
+        register_of_[id] = operand(node.inputs[0]);  // unrounded: only the stores read it
+        rounded_by_stores.insert(id);
+        continue;
+      }
       if (widens_in_place(graph, node)) {  // no instruction: the operand's register is the result
         int32_t value = operand(node.inputs[0]);
         register_of_[id] = value;
-        if (results.contains(id)) stores.push_back(store_of(node, id, value));
+        if (rounded_by_stores.contains(node.inputs[0])) {
+          stores.push_back(store_rounded_of(id, value, graph.node(node.inputs[0]).dtype));
+        } else if (results.contains(id)) {
+          stores.push_back(store_of(node, id, value));
+        }
         continue;
       }
       if (narrows_at_store(graph, node) && results.contains(id) && !read_in_group.contains(id)) {
@@ -280,6 +313,15 @@ class ProgramBuilder {
     store.a = value;
     store.node = id;
     store.code = contiguous_code(node.dtype, CodeOp::store, CodeOp::store_bf16);
+    return store;
+  }
+
+  // An f32 store of `value` rounded to `through` (store_rounded_instr).
+  static Instr store_rounded_of(int32_t id, int32_t value, DType through) {
+    Instr store = instruction(store_rounded_instr(through));
+    store.a = value;
+    store.node = id;
+    if (through == DType::bf16) store.code = CodeOp::store_rounded_bf16;
     return store;
   }
 

@@ -24,6 +24,10 @@ InstrFn load_instr(DType dtype) { return KILN_ISA_DISPATCH(load_instr(dtype)); }
 
 InstrFn store_instr(DType dtype) { return KILN_ISA_DISPATCH(store_instr(dtype)); }
 
+InstrFn store_rounded_instr(DType through) {
+  return KILN_ISA_DISPATCH(store_rounded_instr(through));
+}
+
 InstrFn compute_instr(const Graph& graph, const Node& node) {
   return KILN_ISA_DISPATCH(compute_instr(graph, node));
 }

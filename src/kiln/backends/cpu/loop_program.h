@@ -69,9 +69,11 @@ inline constexpr int32_t kErrorSlot = 0, kFoldedSlot = 1;
 enum class ScalarOperand : uint8_t { none, a, b };
 // What an instruction is to the machine-code path (loop_code.h): `none` where only its typed
 // function computes it. Values are f32; loads and stores of bf16 buffers widen and round, and
-// round_bf16 is a cast to bf16 read again in the kernel (its register: the value rounded to bf16).
+// round_bf16 is a cast to bf16 read again in the kernel (its register: the value rounded to bf16),
+// store_rounded_bf16 an f32 store of values rounded to bf16 (store_rounded_instr).
 enum class CodeOp : uint8_t {
-  none, load, store, load_bf16, store_bf16, round_bf16, add, sub, mul, div, sqrt, neg, select
+  none, load, store, load_bf16, store_bf16, round_bf16, store_rounded_bf16,
+  add, sub, mul, div, sqrt, neg, select
 };
 
 struct Instr;
@@ -110,6 +112,8 @@ struct Instr {
 // op for what it cannot compute.
 InstrFn load_instr(DType dtype);
 InstrFn store_instr(DType dtype);
+// Stores f32 values rounded to `through` (bf16 or f16) and widened back: a cast pair's store.
+InstrFn store_rounded_instr(DType through);
 // Elementwise nodes: unary, binary, compare, select, cast, gelu, gelu_grad, dropout,
 // random_bits.
 InstrFn compute_instr(const Graph& graph, const Node& node);

@@ -72,6 +72,15 @@ inline uint16_t round_bf16(float value) {
   return static_cast<uint16_t>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
 }
 
+// round_bf16 widened back to f32 in 32-bit integer arithmetic alone, which vectorises without
+// packing words: the bits rounded (or the NaN quieted), the low half cleared.
+inline float rounded_to_bf16(float value) {
+  auto bits = std::bit_cast<uint32_t>(value);
+  bool nan = (bits & 0x7FFFFFFFu) > 0x7F800000u;
+  uint32_t rounded = nan ? bits | 0x00400000u : bits + 0x7FFFu + ((bits >> 16) & 1u);
+  return std::bit_cast<float>(rounded & 0xFFFF0000u);
+}
+
 // Compute value -> storage, rounded once. Integers keep the low bits, bool is "nonzero", an
 // integer stored into a floating type goes through double (as the reference does).
 template <typename T, typename C>
