@@ -27,8 +27,8 @@ constexpr int kTableSlotBytes = 64;  // a scalar broadcast to a whole zmm regist
 // 1.96/1.93, 2048 2.00/1.96 (--bf16); under the avx2 cap none 2.24/2.28, 1024 1.98/1.95.
 constexpr int kPrefetchBytes = 1024;
 // Room for the code: the prologue (a table entry per scalar and per constant), then each
-// instruction twice (vectors, then the elements left), 60 bytes at most (a store rounding to
-// bf16).
+// instruction twice (vectors, then the elements left), under 80 bytes (a store rounding to bf16
+// under AVX2, the longest).
 size_t code_bytes(const std::vector<Instr>& program) {
   return 2048 + 32 * kMaxCodeScalars + 2 * 80 * program.size();
 }
@@ -139,7 +139,10 @@ class ProgramCode final : public LoopCode, private Xbyak::CodeGenerator {
     return vector_at(r >= kAliasBase ? registers_ + (r - kAliasBase) : r, width);
   }
   Xbyak::Xmm temporary(Width width) const { return vector_at(temporary_index_, width); }
-  Xbyak::Xmm second_temporary(Width width) const { return vector_at(temporary_index_ + 1, width); }
+  // What rounded_bits may clobber for a store: AVX2's second temporary (unused with AVX-512).
+  Xbyak::Xmm store_spare(Width width) const {
+    return width_ == Width::ymm ? vector_at(temporary_index_ + 1, width) : temporary(width);
+  }
 
   int lanes() const { return width_ == Width::zmm ? 16 : 8; }
 
@@ -279,8 +282,7 @@ class ProgramCode final : public LoopCode, private Xbyak::CodeGenerator {
   void store_bf16(const Instr& instr, Width width) {
     const Xbyak::Xmm bits = temporary(width);
     Xbyak::RegExp at = element(instr);
-    const Xbyak::Xmm spare = width_ == Width::ymm ? second_temporary(width) : bits;  // AVX2's
-    rounded_bits(bits, vector(instr.a, width), spare);
+    rounded_bits(bits, vector(instr.a, width), store_spare(width));
     vpsrld(bits, bits, 16);
     if (width == Width::scalar) {
       vmovd(ecx, bits);
@@ -297,8 +299,7 @@ class ProgramCode final : public LoopCode, private Xbyak::CodeGenerator {
   // An f32 store of the value rounded to bf16: the rounded bits' low half cleared.
   void store_rounded_bf16(const Instr& instr, Width width) {
     const Xbyak::Xmm bits = temporary(width);
-    const Xbyak::Xmm spare = width_ == Width::ymm ? second_temporary(width) : bits;  // AVX2's
-    rounded_bits(bits, vector(instr.a, width), spare);
+    rounded_bits(bits, vector(instr.a, width), store_spare(width));
     vpsrld(bits, bits, 16);
     vpslld(bits, bits, 16);
     Xbyak::RegExp at = element(instr);
