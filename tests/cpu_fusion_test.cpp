@@ -184,6 +184,37 @@ TEST(CpuFusion, ColumnSumsMatchReference) {
   }
 }
 
+// The executable's outputs are the reference's bit for bit.
+void expect_reference_bits(Executable& executable, const Graph& graph,
+                           const std::vector<Value>& outputs,
+                           const std::vector<Tensor>& arguments) {
+  std::vector<Tensor> expected = evaluate_reference(graph, outputs, arguments);
+  std::vector<Tensor> got = executable.run(arguments);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    ASSERT_EQ(got[i].nbytes(), expected[i].nbytes());
+    EXPECT_EQ(std::memcmp(got[i].data(), expected[i].data(), got[i].nbytes()), 0)
+        << "output " << i << ": " << testing::compare_tensors(got[i], expected[i], 0.0, 0.0);
+  }
+}
+
+// Random f32 values in [-3, 3) whose first ones (as many as fit) are what rounding to bf16 must
+// get right: ties (to even, up and down), NaNs (the last one's payload all in the bits rounding
+// drops), infinities, the largest f32 (to infinity), subnormals (vcvtneps2bf16 would flush them),
+// -0 and f16's largest.
+Tensor rounding_edges(std::mt19937_64& rng, const Shape& shape) {
+  const double edges[] = {1.0 + 0x1p-8, 1.0 + 0x1p-9, 1.0 + 3 * 0x1p-9, -(1.0 - 0x1p-10),
+                          std::nan(""), HUGE_VAL,     -HUGE_VAL,        0x1.fffffep127,
+                          1e-40,        -0x1.0181p-127, -0.0,           65520.0};
+  Tensor values = testing::random_tensor(rng, DType::f32, shape, -3.0, 3.0);
+  int64_t count = std::min<int64_t>(values.numel(), std::size(edges));
+  for (int64_t i = 0; i < count; ++i) values.set(i, edges[i]);
+  if (values.numel() > count) {
+    const uint32_t low_payload_nan = 0x7F800001u;
+    std::memcpy(values.data() + count * 4, &low_payload_nan, 4);
+  }
+  return values;
+}
+
 // A cast from bf16 or f16 to f32 inside a loop takes no instruction (loop_kernel.cpp): the
 // operand's register already holds the result (--bf16's rounding pairs). The result stored, read
 // again and reduced, over rows past a block's 256 elements, as the reference computes them.
@@ -222,30 +253,17 @@ TEST(CpuFusion, CastsOnlyStoredAreRoundedByTheStore) {
                                   read_again, cast(read_again, DType::f32) * 3.0};
     auto executable = make_cpu_backend()->compile(graph, outputs);
     EXPECT_EQ(executable->stats().kernels, 1);
-    std::vector<Tensor> expected = evaluate_reference(graph, outputs, feeds.arguments());
-    std::vector<Tensor> got = executable->run(feeds.arguments());
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      ASSERT_EQ(got[i].nbytes(), expected[i].nbytes());
-      EXPECT_EQ(std::memcmp(got[i].data(), expected[i].data(), got[i].nbytes()), 0)
-          << "output " << i;
-    }
+    expect_reference_bits(*executable, graph, outputs, feeds.arguments());
   }
 }
 
 // A cast to bf16 or f16 and back to f32 whose rounded value only the store reads takes no pass:
 // the store rounds (--bf16's pairs after gelu, dropout and the gradients' sums). Bit for bit the
-// reference's on ties, NaNs (one whose payload rounding drops), infinities, the largest f32 and
-// subnormals, in an interpreted kernel (with abs) and a compiled one; a pair also read in the
-// kernel keeps its rounded register for that reader.
+// reference's on rounding_edges, in an interpreted kernel (with abs) and a compiled one; a pair
+// also read in the kernel keeps its rounded register for that reader.
 TEST(CpuFusion, CastPairsOnlyStoredRoundInTheStore) {
-  const double edges[] = {1.0 + 0x1p-8, 1.0 + 0x1p-9, 1.0 + 3 * 0x1p-9, -(1.0 - 0x1p-10),
-                          std::nan(""), HUGE_VAL,     -HUGE_VAL,        0x1.fffffep127,
-                          1e-40,        65520.0,      1.0 + 0x1p-11,    -0.0};
   std::mt19937_64 rng(17);
-  Tensor values = testing::random_tensor(rng, DType::f32, {3, 300}, -3.0, 3.0);
-  for (size_t i = 0; i < std::size(edges); ++i) values.set(static_cast<int64_t>(i), edges[i]);
-  const uint32_t low_payload_nan = 0x7F800001u;
-  std::memcpy(values.data() + 12 * 4, &low_payload_nan, 4);
+  Tensor values = rounding_edges(rng, {3, 300});
   for (DType half : {DType::bf16, DType::f16}) {
     for (bool interpreted : {true, false}) {
       SCOPED_TRACE(std::string(dtype_name(half)) + (interpreted ? " interpreted" : " compiled"));
@@ -261,12 +279,7 @@ TEST(CpuFusion, CastPairsOnlyStoredRoundInTheStore) {
       const bool compiles = cpu::loop_kernel_isa() >= cpu::CpuIsa::avx2;
       EXPECT_EQ(executable->stats().compiled_loops,
                 !interpreted && half == DType::bf16 && compiles ? 1 : 0);
-      std::vector<Tensor> expected = evaluate_reference(graph, outputs, feeds.arguments());
-      std::vector<Tensor> got = executable->run(feeds.arguments());
-      for (size_t i = 0; i < outputs.size(); ++i) {
-        EXPECT_EQ(std::memcmp(got[i].data(), expected[i].data(), got[i].nbytes()), 0)
-            << "output " << i << ": " << testing::compare_tensors(got[i], expected[i], 0.0, 0.0);
-      }
+      expect_reference_bits(*executable, graph, outputs, feeds.arguments());
     }
   }
 }
@@ -354,36 +367,19 @@ TEST(CpuFusion, CompiledLoopsAreTheReferenceBitForBit) {
       auto executable = make_cpu_backend()->compile(graph, outputs);
       EXPECT_EQ(executable->stats().kernels, 1);
       EXPECT_EQ(executable->stats().compiled_loops, compiles ? 1 : 0);
-      std::vector<Tensor> expected = evaluate_reference(graph, outputs, feeds.arguments());
-      std::vector<Tensor> got = executable->run(feeds.arguments());
-      for (size_t i = 0; i < outputs.size(); ++i) {
-        EXPECT_EQ(std::memcmp(got[i].data(), expected[i].data(), got[i].nbytes()), 0)
-            << "output " << i << ": " << testing::compare_tensors(got[i], expected[i], 0.0, 0.0);
-      }
+      expect_reference_bits(*executable, graph, outputs, feeds.arguments());
     }
   }
 }
 
 // bf16 in machine code: loads widen, stores and casts read again round to nearest even, over
-// sizes around whole vectors and across threads, bit for bit the reference's on values that
-// round up, down and to even, on NaNs, infinities, the largest f32 (to infinity) and subnormals
-// (kept, where vcvtneps2bf16 would flush them).
+// sizes around whole vectors and across threads, bit for bit the reference's on rounding_edges.
 TEST(CpuFusion, CompiledLoopsRoundToBf16AsTheReference) {
   const bool compiles = cpu::loop_kernel_isa() >= cpu::CpuIsa::avx2;
-  const double edges[] = {1.0 + 0x1p-8, 1.0 + 0x1p-9, 1.0 + 3 * 0x1p-9, -(1.0 - 0x1p-10),
-                          std::nan(""), HUGE_VAL,     -HUGE_VAL,        0x1.fffffep127,
-                          1e-40,        -0x1.0181p-127, -0.0,           65520.0};
   std::mt19937_64 rng(13);
   for (int64_t size : {1, 7, 8, 15, 16, 17, 33, 300, 40003}) {
     SCOPED_TRACE("size " + std::to_string(size));
-    Tensor values = testing::random_tensor(rng, DType::f32, {size}, -3.0, 3.0);
-    for (int64_t i = 0; i < std::min<int64_t>(size, std::size(edges)); ++i) {
-      values.set(i, edges[i]);
-    }
-    if (size > 12) {  // a NaN whose payload is all in the bits rounding drops
-      const uint32_t low_payload_nan = 0x7F800001u;
-      std::memcpy(values.data() + 12 * 4, &low_payload_nan, 4);
-    }
+    Tensor values = rounding_edges(rng, {size});
     Graph graph;
     testing::Feeds feeds(graph, rng());
     Value x = feeds.tensor(values), y = feeds.any(DType::f32, {size});
@@ -396,13 +392,7 @@ TEST(CpuFusion, CompiledLoopsRoundToBf16AsTheReference) {
     auto executable = make_cpu_backend()->compile(graph, outputs);
     EXPECT_EQ(executable->stats().kernels, 1);
     EXPECT_EQ(executable->stats().compiled_loops, compiles ? 1 : 0);
-    std::vector<Tensor> expected = evaluate_reference(graph, outputs, feeds.arguments());
-    std::vector<Tensor> got = executable->run(feeds.arguments());
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      ASSERT_EQ(got[i].nbytes(), expected[i].nbytes());
-      EXPECT_EQ(std::memcmp(got[i].data(), expected[i].data(), got[i].nbytes()), 0)
-          << "output " << i;
-    }
+    expect_reference_bits(*executable, graph, outputs, feeds.arguments());
   }
 }
 
