@@ -232,8 +232,9 @@ for key in sorted(runs, key=lambda k: (k[0] == "mlm", order.index(k[1]), k[2] !=
         elif dtype == "bf16" and kiln["bf16_products_native"]:
             checks.append((f"≥ {BF16_RATIO}× best peer", ratio >= BF16_RATIO))
     # A rounded bf16 row's own fp32 run beside it, else the fp32 row's.
-    beside = sides.get("kiln_fp32_beside")
-    fp32 = beside or runs.get((task, config, "fp32"), {}).get("kiln")
+    fp32_sides = runs.get((task, config, "fp32"), {})
+    beside = fp32_sides.get("kiln_fp32_beside")
+    fp32 = beside or fp32_sides.get("kiln")
     if kiln and fp32 and task == "classification" and dtype == "bf16":
         need = BF16_OVER_FP32 if kiln["bf16_products_native"] else BF16_OVER_FP32_NO_UNITS
         gain = kiln["tokens_per_s"] / fp32["tokens_per_s"]
