@@ -88,21 +88,25 @@ bool narrows_at_store(const Graph& graph, const Node& node) {
   return from == DType::f32 || from == DType::bf16 || from == DType::f16;
 }
 
-// A cast of f32 to bf16 or f16 read only by casts back to f32 (`readers`, in the group) that are
+// The nodes of a group that read each node, in the group's order.
+using GroupReaders = std::unordered_map<int32_t, std::vector<int32_t>>;
+
+// A cast (node `id`) of f32 to bf16 or f16 read only by casts back to f32 in the group that are
 // results and read by nothing else in the group. The pair then takes no instruction: the widening
 // casts' stores round (store_rounded_instr), where a rounding pass would take a block of its own
 // (--bf16's rounding of gelu's output and its gradient, of the products' operands after dropout
 // and of the gradients' sums).
-bool rounds_at_widening_stores(const Graph& graph, const Node& node,
-                               const std::vector<int32_t>& readers,
-                               const std::unordered_set<int32_t>& results,
-                               const std::unordered_set<int32_t>& read_in_group) {
-  if (!narrows_at_store(graph, node) || graph.node(node.inputs[0]).dtype != DType::f32) {
+bool rounds_at_widening_stores(const Graph& graph, int32_t id, const GroupReaders& readers,
+                               const std::unordered_set<int32_t>& results) {
+  const Node& node = graph.node(id);
+  auto casts_back = readers.find(id);
+  if (!narrows_at_store(graph, node) || graph.node(node.inputs[0]).dtype != DType::f32 ||
+      casts_back == readers.end()) {
     return false;
   }
-  return !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](int32_t reader) {
+  return std::all_of(casts_back->second.begin(), casts_back->second.end(), [&](int32_t reader) {
     return widens_in_place(graph, graph.node(reader)) && results.contains(reader) &&
-           !read_in_group.contains(reader);
+           !readers.contains(reader);
   });
 }
 
@@ -136,13 +140,9 @@ class ProgramBuilder {
       }
     }
     std::unordered_set<int32_t> results(group.results.begin(), group.results.end());
-    std::unordered_set<int32_t> read_in_group;
-    std::unordered_map<int32_t, std::vector<int32_t>> readers;
+    GroupReaders readers;  // a node is read in the group when it has an entry
     for (int32_t id : group.nodes) {
-      for (int32_t input : graph.node(id).inputs) {
-        read_in_group.insert(input);
-        readers[input].push_back(id);
-      }
+      for (int32_t input : graph.node(id).inputs) readers[input].push_back(id);
     }
     std::vector<Instr> stores;
     if (group.kind == KernelKind::single) results.insert(group.nodes.begin(), group.nodes.end());
@@ -170,7 +170,7 @@ class ProgramBuilder {
       }
       domain_ = shape_numel(node.shape);
       if (!results.contains(id) &&
-          rounds_at_widening_stores(graph, node, readers[id], results, read_in_group)) {
+          rounds_at_widening_stores(graph, id, readers, results)) {
         register_of_[id] = operand(node.inputs[0]);  // unrounded: only the stores read it
         rounded_by_stores.insert(id);
         continue;
@@ -185,7 +185,7 @@ class ProgramBuilder {
         }
         continue;
       }
-      if (narrows_at_store(graph, node) && results.contains(id) && !read_in_group.contains(id)) {
+      if (narrows_at_store(graph, node) && results.contains(id) && !readers.contains(id)) {
         stores.push_back(store_of(node, id, operand(node.inputs[0])));  // the store rounds
         continue;
       }
