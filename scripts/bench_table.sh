@@ -115,6 +115,14 @@ run_peer() {  # run_peer <side> <peer flags...>
 }
 
 failed=0
+run_kiln() {  # run_kiln <side> <kiln bench flags...>
+  local side=$1; shift
+  ./build/kiln bench "$@" --threads "$threads" --tag "bench_table:$side" >> "$out" || {
+    echo "bench_table: kiln failed on: $*"
+    failed=1
+  }
+}
+
 run_row() {  # run_row <task> <config> <dtype> <batch> <seq> <steps> <warmup>
   local task=$1 config=$2 dtype=$3 batch=$4 seq=$5 n=$6 w=$7
   local -a flags=(--task "$task" --config "$config" --dtype "$dtype" --batch "$batch" --seq "$seq"
@@ -122,21 +130,13 @@ run_row() {  # run_row <task> <config> <dtype> <batch> <seq> <steps> <warmup>
   # Multiplied in fp32, a bf16 row's target is Kiln's own fp32, and PyTorch's bf16 there is no
   # peer (17x slower than its fp32 on tiny under the avx2 cap, over 10 minutes on base).
   local -a sides=("${peers[@]}")
-  if [[ $dtype == bf16 ]] && ((!bf16_units)); then sides=(); fi
+  local rounded=0
+  if [[ $dtype == bf16 ]] && ((!bf16_units)); then rounded=1 sides=(); fi
   echo "bench_table: $task $config $dtype ${batch}x$seq: kiln${sides[*]:+, ${sides[*]}}" >&2
-  if [[ $dtype == bf16 ]] && ((!bf16_units)); then
-    # Its target is Kiln's own fp32, so that runs again just before it: the fp32 row ran before
-    # three peers, minutes earlier, and the host's speed drifts by more than the 5% allowed.
-    ./build/kiln bench "${flags[@]/#bf16/fp32}" --threads "$threads" \
-      --tag bench_table:kiln_fp32_beside >> "$out" || {
-      echo "bench_table: kiln failed on: ${flags[*]/#bf16/fp32}"
-      failed=1
-    }
-  fi
-  ./build/kiln bench "${flags[@]}" --threads "$threads" --tag bench_table:kiln >> "$out" || {
-    echo "bench_table: kiln failed on: ${flags[*]}"
-    failed=1
-  }
+  # A rounded row's target is Kiln's own fp32, so that runs again just before it: the fp32 row ran
+  # before three peers, minutes earlier, and the host's speed drifts by more than the 5% allowed.
+  if ((rounded)); then run_kiln kiln_fp32_beside "${flags[@]/#bf16/fp32}"; fi
+  run_kiln kiln "${flags[@]}"
   local side
   for side in "${sides[@]}"; do run_peer "$side" "${flags[@]}"; done
 }
@@ -159,12 +159,8 @@ done
 # Base fp32 again with --gradient_checkpointing: its memory and step-time targets.
 if [[ ",$rows," == *,base,* && ",$dtypes," == *,fp32,* ]]; then
   echo "bench_table: classification base fp32 16x128 --gradient_checkpointing: kiln" >&2
-  ./build/kiln bench --task classification --config base --dtype fp32 --batch 16 --seq 128 \
-    --steps "$steps" --warmup "$warmup" --gradient_checkpointing --threads "$threads" \
-    --tag bench_table:kiln_checkpointing >> "$out" || {
-    echo "bench_table: kiln failed on base fp32 --gradient_checkpointing"
-    failed=1
-  }
+  run_kiln kiln_checkpointing --task classification --config base --dtype fp32 --batch 16 \
+    --seq 128 --steps "$steps" --warmup "$warmup" --gradient_checkpointing
 fi
 
 "$python" - "$out" <<'PY'
