@@ -37,6 +37,9 @@ void* operator new(size_t bytes, const std::nothrow_t&) noexcept {
 void* operator new[](size_t bytes, const std::nothrow_t& tag) noexcept {
   return operator new(bytes, tag);
 }
+// GCC 12 at -O1 inlines these deletes where a `new` pointer is freed and warns that free() gets
+// memory from operator new: these are the replacements, which make new and free a pair here.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
 void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
