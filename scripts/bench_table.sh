@@ -10,6 +10,9 @@
 #            as bench_compare.sh runs it (OpenBLAS-OpenMP, tcmalloc); none on bf16 rows where Kiln
 #            multiplies in fp32 (no bf16 units, or slow ones: their target is Kiln's own fp32,
 #            run again just before the bf16 run)
+#   rounds   --rounds N runs each row's sides N times over, in turn (Kiln, the peers, Kiln, ...),
+#            for a host whose speed drifts between runs: a cell is its side's median run, a ratio
+#            the median of the rounds' ratios (Kiln against that round's runs), with their range
 # Prints the CPU model and its vector flags first, then a Markdown table: tokens/s, % of the
 # fp32/bf16 peak `kiln bench` measured, peak RSS, Kiln's ratios to the best peer (the faster of
 # PyTorch 2.x eager and torch.compile; PyTorch 1.13 only when neither ran) and the issue's targets,
@@ -19,13 +22,13 @@
 #
 # Usage: bash scripts/bench_table.sh [--rows tiny,mini,base] [--dtypes fp32,bf16] [--steps 10]
 #          [--warmup 3] [--large-batch 2] [--large-steps 3] [--large-warmup 1] [--no-large]
-#          [--threads N] [--torch2 /work/peer/torch2] [--python /usr/bin/python3] [--out FILE]
+#          [--rounds 1] [--threads N] [--torch2 /work/peer/torch2] [--python /usr/bin/python3] [--out FILE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rows="tiny,mini,base"
 dtypes="fp32,bf16"
-steps=10 warmup=3 large_batch=2 large_steps=3 large_warmup=1 large=1
+steps=10 warmup=3 large_batch=2 large_steps=3 large_warmup=1 large=1 rounds=1
 threads="$(nproc)"
 torch2=/work/peer/torch2
 python=/usr/bin/python3
@@ -35,7 +38,7 @@ peer=scripts/bert_torch_peer.py
 while (($#)); do
   case "$1" in
     --no-large) large=0; shift; continue ;;
-    -h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   esac
   (($# >= 2)) || { echo "bench_table: $1 needs a value (see --help)" >&2; exit 2; }
   case "$1" in
@@ -46,6 +49,7 @@ while (($#)); do
     --large-batch) large_batch="$2" ;;
     --large-steps) large_steps="$2" ;;
     --large-warmup) large_warmup="$2" ;;
+    --rounds) rounds="$2" ;;
     --threads) threads="$2" ;;
     --torch2) torch2="$2" ;;
     --python) python="$2" ;;
@@ -59,6 +63,7 @@ for row in ${rows//,/ }; do
     *) echo "bench_table: unknown row config '$row' (tiny mini small medium base large)" >&2; exit 2 ;;
   esac
 done
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "bench_table: --rounds takes a count (1, 2, ...)" >&2; exit 2; }
 for dtype in ${dtypes//,/ }; do
   case "$dtype" in fp32 | bf16) ;;
     *) echo "bench_table: unknown dtype '$dtype' (fp32 bf16)" >&2; exit 2 ;;
@@ -101,8 +106,8 @@ case "${KILN_MAX_CPU_ISA-}" in
   *) openblas_core=unset ;;
 esac
 
-run_peer() {  # run_peer <side> <peer flags...>
-  local side=$1; shift
+run_peer() {  # run_peer <side> <round> <peer flags...>
+  local side=$1 round=$2; shift 2
   local -a command
   case "$side" in
     torch2_eager) command=(env PYTHONPATH="$torch2" "$python" "$peer" "${peer_args_torch2[@]}") ;;
@@ -110,14 +115,14 @@ run_peer() {  # run_peer <side> <peer flags...>
     torch1) command=("$python" "$peer" --blas openblas-openmp --openblas-coretype "$openblas_core"
                      --malloc tcmalloc) ;;
   esac
-  "${command[@]}" "$@" --threads "$threads" --tag "bench_table:$side" >> "$out" ||
+  "${command[@]}" "$@" --threads "$threads" --tag "bench_table:$side:$round" >> "$out" ||
     echo "bench_table: $side failed on: $*"
 }
 
 failed=0
-run_kiln() {  # run_kiln <side> <kiln bench flags...>
-  local side=$1; shift
-  ./build/kiln bench "$@" --threads "$threads" --tag "bench_table:$side" >> "$out" || {
+run_kiln() {  # run_kiln <side> <round> <kiln bench flags...>
+  local side=$1 round=$2; shift 2
+  ./build/kiln bench "$@" --threads "$threads" --tag "bench_table:$side:$round" >> "$out" || {
     echo "bench_table: kiln failed on: $*"
     failed=1
   }
@@ -132,13 +137,17 @@ run_row() {  # run_row <task> <config> <dtype> <batch> <seq> <steps> <warmup>
   local -a sides=("${peers[@]}")
   local rounded=0
   if [[ $dtype == bf16 ]] && ((!bf16_units)); then rounded=1 sides=(); fi
-  echo "bench_table: $task $config $dtype ${batch}x$seq: kiln${sides[*]:+, ${sides[*]}}" >&2
-  # A rounded row's target is Kiln's own fp32, so that runs again just before it: the fp32 row ran
-  # before three peers, minutes earlier, and the host's speed drifts by more than the 5% allowed.
-  if ((rounded)); then run_kiln kiln_fp32_beside "${flags[@]/#bf16/fp32}"; fi
-  run_kiln kiln "${flags[@]}"
-  local side
-  for side in "${sides[@]}"; do run_peer "$side" "${flags[@]}"; done
+  echo "bench_table: $task $config $dtype ${batch}x$seq: kiln${sides[*]:+, ${sides[*]}}" \
+    "($rounds round(s))" >&2
+  local round side
+  for ((round = 1; round <= rounds; round++)); do
+    # A rounded row's target is Kiln's own fp32, so that runs again just before it: the fp32 row
+    # ran before three peers, minutes earlier, and the host's speed drifts by more than the 5%
+    # allowed.
+    if ((rounded)); then run_kiln kiln_fp32_beside "$round" "${flags[@]/#bf16/fp32}"; fi
+    run_kiln kiln "$round" "${flags[@]}"
+    for side in "${sides[@]}"; do run_peer "$side" "$round" "${flags[@]}"; done
+  done
 }
 
 # Whether Kiln multiplies --bf16 in bf16 here (bf16 units that beat the FMAs, under
@@ -158,13 +167,16 @@ for config in ${rows//,/ }; do
 done
 # Base fp32 again with --gradient_checkpointing: its memory and step-time targets.
 if [[ ",$rows," == *,base,* && ",$dtypes," == *,fp32,* ]]; then
-  echo "bench_table: classification base fp32 16x128 --gradient_checkpointing: kiln" >&2
-  run_kiln kiln_checkpointing --task classification --config base --dtype fp32 --batch 16 \
-    --seq 128 --steps "$steps" --warmup "$warmup" --gradient_checkpointing
+  echo "bench_table: classification base fp32 16x128 --gradient_checkpointing: kiln" \
+    "($rounds round(s))" >&2
+  for ((round = 1; round <= rounds; round++)); do
+    run_kiln kiln_checkpointing "$round" --task classification --config base --dtype fp32 \
+      --batch 16 --seq 128 --steps "$steps" --warmup "$warmup" --gradient_checkpointing
+  done
 fi
 
 "$python" - "$out" <<'PY'
-import json, sys
+import json, statistics, sys
 
 SIDES = {"kiln": "Kiln", "torch2_eager": "PyTorch 2.x eager", "torch2_compile": "torch.compile",
          "torch1": "PyTorch 1.13"}
@@ -179,13 +191,31 @@ BASE_RSS_BEYOND_STATE = 0.5
 # step time against Kiln's own without it.
 CHECKPOINTING_RSS_BEYOND_STATE, CHECKPOINTING_STEP_TIME = 0.25, 1.35
 
+# runs[(task, config, dtype)][side][round]: one record per run (tags bench_table:<side>:<round>).
 runs = {}
 for line in open(sys.argv[1]):
     if line.strip():
         record = json.loads(line)
-        side = record["tag"].split(":", 1)[1]
+        _, side, round_ = record["tag"].split(":")
         key = (record.get("task", "classification"), record["config"], record["dtype"])
-        runs.setdefault(key, {})[side] = record
+        runs.setdefault(key, {}).setdefault(side, {})[int(round_)] = record
+
+
+def typical(rounds):
+    """A side's run with the median tokens/s over its rounds (the lower middle of an even count)."""
+    ordered = sorted((rounds or {}).values(), key=lambda r: r["tokens_per_s"])
+    return ordered[(len(ordered) - 1) // 2] if ordered else None
+
+
+def ratio_over_rounds(over, under):
+    """The median over the rounds both sides ran of over's tokens/s / under's, and its text with
+    the range when there are several rounds; (None, "–") when they share none."""
+    ratios = [over[r]["tokens_per_s"] / under[r]["tokens_per_s"] for r in over if r in under]
+    if not ratios:
+        return None, "–"
+    median = statistics.median(ratios)
+    spread = f", {min(ratios):.2f}–{max(ratios):.2f} over {len(ratios)} rounds" if len(ratios) > 1 else ""
+    return median, f"{median:.2f}×{spread}"
 
 
 def cell(record, digits=0):
@@ -197,10 +227,16 @@ def beyond_state(record):
 
 
 def best_peer(sides):
-    """The faster of PyTorch 2.x eager and torch.compile; PyTorch 1.13 when neither ran."""
-    modern = [sides[s] for s in ("torch2_eager", "torch2_compile") if s in sides]
-    candidates = modern or ([sides["torch1"]] if "torch1" in sides else [])
-    return max(candidates, key=lambda r: r["tokens_per_s"]) if candidates else None
+    """Per round, the faster of PyTorch 2.x eager and torch.compile; PyTorch 1.13 when neither
+    ran: {round: record}."""
+    best = {}
+    for round_ in {r for side in sides.values() for r in side}:
+        modern = [sides[s][round_] for s in ("torch2_eager", "torch2_compile")
+                  if round_ in sides.get(s, {})]
+        candidates = modern or [sides[s][round_] for s in ("torch1",) if round_ in sides.get(s, {})]
+        if candidates:
+            best[round_] = max(candidates, key=lambda r: r["tokens_per_s"])
+    return best
 
 
 order = ["tiny", "mini", "small", "medium", "base", "large"]
@@ -213,9 +249,9 @@ below = unchecked = 0
 for key in sorted(runs, key=lambda k: (k[0] == "mlm", order.index(k[1]), k[2] != "fp32")):
     task, config, dtype = key
     sides = runs[key]
-    kiln = sides.get("kiln")
-    best = best_peer(sides)
-    ratio = kiln["tokens_per_s"] / best["tokens_per_s"] if kiln and best else None
+    kiln_rounds, best_rounds = sides.get("kiln", {}), best_peer(sides)
+    kiln, best = typical(kiln_rounds), typical(best_rounds)
+    ratio, ratio_text = ratio_over_rounds(kiln_rounds, best_rounds)
     rss = kiln["peak_rss_mib"] / best["peak_rss_mib"] if kiln and best else None
     state = beyond_state(kiln) / beyond_state(best) if kiln and best else None
     checks = []
@@ -227,15 +263,15 @@ for key in sorted(runs, key=lambda k: (k[0] == "mlm", order.index(k[1]), k[2] !=
             checks.append((f"≥ {FP32_RATIO[config]}× best peer", ratio >= FP32_RATIO[config]))
         elif dtype == "bf16" and kiln["bf16_products_native"]:
             checks.append((f"≥ {BF16_RATIO}× best peer", ratio >= BF16_RATIO))
-    # A rounded bf16 row's own fp32 run beside it, else the fp32 row's.
+    # A rounded bf16 row's own fp32 runs beside it, else the fp32 row's.
     fp32_sides = runs.get((task, config, "fp32"), {})
     beside = fp32_sides.get("kiln_fp32_beside")
-    fp32 = beside or fp32_sides.get("kiln")
-    if kiln and fp32 and task == "classification" and dtype == "bf16":
+    gain, gain_text = ratio_over_rounds(kiln_rounds, beside or fp32_sides.get("kiln", {}))
+    if kiln and gain is not None and task == "classification" and dtype == "bf16":
         need = BF16_OVER_FP32 if kiln["bf16_products_native"] else BF16_OVER_FP32_NO_UNITS
-        gain = kiln["tokens_per_s"] / fp32["tokens_per_s"]
-        against = f"Kiln fp32 run beside it, {cell(beside)} tok/s" if beside else "Kiln fp32"
-        checks.insert(0, (f"≥ {need}× {against} ({gain:.2f}×)", gain >= need))
+        against = (f"Kiln fp32 run beside it, {cell(typical(beside))} tok/s" if beside
+                   else "Kiln fp32")
+        checks.insert(0, (f"≥ {need}× {against} ({gain_text})", gain >= need))
     if kiln and task == "classification" and config == "base" and dtype == "fp32":
         share = kiln["peak_fraction"] or 0.0
         checks.append((f"≥ {BASE_PEAK_SHARE:.0%} of fp32 peak", share >= BASE_PEAK_SHARE))
@@ -250,14 +286,15 @@ for key in sorted(runs, key=lambda k: (k[0] == "mlm", order.index(k[1]), k[2] !=
     # Each run's CPU time as a share of every core's: far below 100 means other load ran.
     own_cpu = " / ".join(f"{r['proc_cpu_pct']:.0f}" if r else "–" for r in (kiln, best))
     print(f"| {task} | {config} | {dtype} | {shape} | {cell(kiln)} | {peak} | " +
-          " | ".join(cell(sides.get(s)) for s in SIDES if s != "kiln") +
-          f" | {'–' if ratio is None else f'{ratio:.2f}×'} | " +
+          " | ".join(cell(typical(sides.get(s))) for s in SIDES if s != "kiln") +
+          f" | {ratio_text} | " +
           (f"{kiln['peak_rss_mib']:,.0f} / {best['peak_rss_mib']:,.0f} ({rss:.2f}×)"
            if rss is not None else "–") +
           f" | {'–' if state is None else f'{state:.2f}×'} | {loss} | {own_cpu} | " +
           ("; ".join(f"{'✓' if ok else '✗'} {name}" for name, ok in checks) or "–") + " |")
 for (task, config, dtype), sides in runs.items():
-    checkpointing, plain, best = sides.get("kiln_checkpointing"), sides.get("kiln"), best_peer(sides)
+    checkpointing = typical(sides.get("kiln_checkpointing"))
+    plain, best = typical(sides.get("kiln")), typical(best_peer(sides))
     if not checkpointing:
         continue
     checks = []
@@ -274,14 +311,15 @@ for (task, config, dtype), sides in runs.items():
     print(f"\nKiln {task} {config} {dtype} with --gradient_checkpointing: "
           f"{cell(checkpointing)} tok/s, peak RSS {checkpointing['peak_rss_mib']:,.0f} MiB: " +
           ("; ".join(f"{'✓' if ok else '✗'} {name}" for name, ok in checks) or "no run to compare"))
-kiln_any = next((s["kiln"] for s in runs.values() if "kiln" in s), None)
+kiln_any = next((typical(s["kiln"]) for s in runs.values() if "kiln" in s), None)
 if kiln_any:
     print(f"\nPeaks measured by kiln bench on {kiln_any['threads']} threads "
           f"({kiln_any['cpu_model']}): fp32 {kiln_any['peak_fp32_gflops']:.0f} GFLOP/s, "
           f"bf16 {kiln_any['peak_bf16_gflops']:.0f} GFLOP/s.")
 for sides in runs.values():
-    if sides.get("kiln", {}).get("projected"):
-        print(f"Projected (Kiln, {sides['kiln']['config']} MLM): {sides['kiln']['projected']}")
+    kiln = typical(sides.get("kiln"))
+    if kiln and kiln.get("projected"):
+        print(f"Projected (Kiln, {kiln['config']} MLM): {kiln['projected']}")
 print(f"{below} row(s) below a target (✗), {unchecked} row(s) without a target to check "
       "(no peer, or none set for that row).")
 PY
