@@ -64,7 +64,8 @@ for row in ${rows//,/ }; do
     *) echo "bench_table: unknown row config '$row' (tiny mini small medium base large)" >&2; exit 2 ;;
   esac
 done
-[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "bench_table: --rounds takes a count (1, 2, ...)" >&2; exit 2; }
+[[ $rounds =~ ^[1-9][0-9]*$ ]] ||
+  { echo "bench_table: --rounds takes a count (1, 2, ...)" >&2; exit 2; }
 for dtype in ${dtypes//,/ }; do
   case "$dtype" in fp32 | bf16) ;;
     *) echo "bench_table: unknown dtype '$dtype' (fp32 bf16)" >&2; exit 2 ;;
@@ -215,7 +216,8 @@ def ratio_over_rounds(over, under):
     if not ratios:
         return None, "–"
     median = statistics.median(ratios)
-    spread = f", {min(ratios):.2f}–{max(ratios):.2f} over {len(ratios)} rounds" if len(ratios) > 1 else ""
+    spread = (f", {min(ratios):.2f}–{max(ratios):.2f} over {len(ratios)} rounds"
+              if len(ratios) > 1 else "")
     return median, f"{median:.2f}×{spread}"
 
 
