@@ -9,7 +9,7 @@
 #            --compile (PYTHONPATH=--torch2), and Debian's PyTorch 1.13 (/usr/bin/python3) tuned
 #            as bench_compare.sh runs it (OpenBLAS-OpenMP, tcmalloc); none on bf16 rows where Kiln
 #            multiplies in fp32 (no bf16 units, or slow ones: their target is Kiln's own fp32,
-#            run again just before the bf16 run)
+#            run again beside the bf16 run: before it, or after it in even rounds)
 #   rounds   --rounds N runs each row's sides N times over, in turn (Kiln, the peers, Kiln, ...),
 #            for a host whose speed drifts between runs: a cell is its side's median run, a ratio
 #            the median of the rounds' ratios (Kiln against that round's runs), with their range
@@ -143,11 +143,14 @@ run_row() {  # run_row <task> <config> <dtype> <batch> <seq> <steps> <warmup>
     "($rounds round(s))" >&2
   local round side
   for ((round = 1; round <= rounds; round++)); do
-    # A rounded row's target is Kiln's own fp32, so that runs again just before it: the fp32 row
-    # ran before three peers, minutes earlier, and the host's speed drifts by more than the 5%
-    # allowed.
-    if ((rounded)); then run_kiln kiln_fp32_beside "$round" "${flags[@]/#bf16/fp32}"; fi
+    # A rounded row's target is Kiln's own fp32, so that runs again beside it: the fp32 row ran
+    # before three peers, minutes earlier, and the host's speed drifts by more than the 5%
+    # allowed. Just before it in odd rounds, just after in even ones: always first, the fp32 run
+    # had the edge (mini under the avx2 cap, 3 rounds: 0.93x; 6 runs each in ABBA order: 0.97x).
+    local beside=(run_kiln kiln_fp32_beside "$round" "${flags[@]/#bf16/fp32}")
+    if ((rounded && round % 2)); then "${beside[@]}"; fi
     run_kiln kiln "$round" "${flags[@]}"
+    if ((rounded && !(round % 2))); then "${beside[@]}"; fi
     for side in "${sides[@]}"; do run_peer "$side" "$round" "${flags[@]}"; done
   done
 }
