@@ -273,6 +273,8 @@ for key in sorted(runs, key=lambda k: (k[0] == "mlm", order.index(k[1]), k[2] !=
     sides = runs[key]
     kiln_rounds, best_rounds = sides.get("kiln", {}), best_peer(sides)
     kiln, best = typical(kiln_rounds), typical(best_rounds)
+    if not kiln and not best:  # only the fp32 runs beside a rounded bf16 row (--dtypes bf16)
+        continue
     ratio, ratio_text = ratio_over_rounds(kiln_rounds, best_rounds)
     rss = kiln["peak_rss_mib"] / best["peak_rss_mib"] if kiln and best else None
     state = beyond_state(kiln) / beyond_state(best) if kiln and best else None
