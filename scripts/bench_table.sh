@@ -276,6 +276,7 @@ for key in sorted(runs, key=lambda k: (k[0] == "mlm", order.index(k[1]), k[2] !=
     if not kiln and not best:  # only the fp32 runs beside a rounded bf16 row (--dtypes bf16)
         continue
     ratio, ratio_text = ratio_over_rounds(kiln_rounds, best_rounds)
+    share = peak_share(kiln) if kiln else None
     rss = kiln["peak_rss_mib"] / best["peak_rss_mib"] if kiln and best else None
     state = beyond_state(kiln) / beyond_state(best) if kiln and best else None
     checks = []
@@ -297,14 +298,14 @@ for key in sorted(runs, key=lambda k: (k[0] == "mlm", order.index(k[1]), k[2] !=
                    else "Kiln fp32")
         checks.insert(0, (f"≥ {need}× {against} ({gain_text})", gain >= need))
     if kiln and task == "classification" and config == "base" and dtype == "fp32":
-        share = peak_share(kiln) or 0.0
-        checks.append((f"≥ {BASE_PEAK_SHARE:.0%} of fp32 peak", share >= BASE_PEAK_SHARE))
+        checks.append((f"≥ {BASE_PEAK_SHARE:.0%} of fp32 peak",
+                       (share or 0.0) >= BASE_PEAK_SHARE))
         if state is not None:
             checks.append((f"RSS − 16 B/param ≤ {BASE_RSS_BEYOND_STATE}× PyTorch's",
                            state <= BASE_RSS_BEYOND_STATE))
     below += any(not ok for _, ok in checks)
     unchecked += not checks
-    peak = f"{peak_share(kiln) * 100:.0f}%" if kiln and peak_share(kiln) else "–"
+    peak = f"{share * 100:.0f}%" if share else "–"
     shape = f"{(kiln or best or {}).get('batch', '?')} × {(kiln or best or {}).get('seq', '?')}"
     loss = " / ".join(f"{r['loss_first']:.3f}" if r else "–" for r in (kiln, best))
     # Each run's CPU time as a share of every core's: far below 100 means other load ran.

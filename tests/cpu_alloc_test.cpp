@@ -39,6 +39,7 @@ void* operator new[](size_t bytes, const std::nothrow_t& tag) noexcept {
 }
 // GCC 12 at -O1 inlines these deletes where a `new` pointer is freed and warns that free() gets
 // memory from operator new: these are the replacements, which make new and free a pair here.
+#pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
@@ -50,6 +51,7 @@ void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, size_t, std::align_val_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
 
 namespace kiln {
 namespace {
