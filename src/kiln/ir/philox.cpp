@@ -32,15 +32,19 @@ PhiloxCounter philox4x32_10(PhiloxCounter counter, PhiloxKey key) {
   return counter;
 }
 
-uint32_t random_bits_at(int64_t seed, int64_t offset, uint32_t stream, int64_t index) {
+PhiloxCounter random_block_at(int64_t seed, int64_t offset, uint32_t stream, uint64_t block) {
   auto useed = static_cast<uint64_t>(seed);
   auto uoffset = static_cast<uint64_t>(offset);
-  auto block = static_cast<uint64_t>(index) / 4;
   // The block number is the first counter word; graphs never hold 2^34 elements.
   PhiloxCounter counter = {static_cast<uint32_t>(block), stream, static_cast<uint32_t>(uoffset),
                            static_cast<uint32_t>(uoffset >> 32)};
   PhiloxKey key = {static_cast<uint32_t>(useed), static_cast<uint32_t>(useed >> 32)};
-  return philox4x32_10(counter, key)[static_cast<std::size_t>(index % 4)];
+  return philox4x32_10(counter, key);
+}
+
+uint32_t random_bits_at(int64_t seed, int64_t offset, uint32_t stream, int64_t index) {
+  return random_block_at(seed, offset, stream, static_cast<uint64_t>(index) / 4)
+      [static_cast<std::size_t>(index % 4)];
 }
 
 uint32_t random_bits_row_at(int64_t seed, std::span<const int64_t> offsets, uint32_t stream,

@@ -13,6 +13,10 @@ using PhiloxKey = std::array<uint32_t, 2>;
 
 PhiloxCounter philox4x32_10(PhiloxCounter counter, PhiloxKey key);
 
+// The four words of Philox block `block` of a random_bits op (seed, offset, stream): the bits of
+// its elements 4 block ... 4 block + 3 (random_bits_at), for callers that take them all.
+PhiloxCounter random_block_at(int64_t seed, int64_t offset, uint32_t stream, uint64_t block);
+
 // Bits of element `index` of a random_bits op: key = (seed lo, seed hi),
 // counter = (index / 4, stream, offset lo, offset hi), word index % 4. The block number is one
 // 32-bit word, so a single op draws at most 2^34 distinct elements (builders stay far below).

@@ -52,17 +52,14 @@ int64_t dims_product(const Shape& shape, size_t begin, size_t end) {
 
 void fill_random_bits(int64_t seed, const Tensor& offset, uint32_t stream, uint32_t* bits,
                       const Shape& shape) {
-  auto useed = static_cast<uint64_t>(seed);
-  PhiloxKey key = {static_cast<uint32_t>(useed), static_cast<uint32_t>(useed >> 32)};
   int64_t rows = offset.rank() == 0 ? 1 : shape[0];
   int64_t length = rows == 0 ? 0 : shape_numel(shape) / rows;
   for (int64_t r = 0; r < rows; ++r) {
-    auto uoffset = static_cast<uint64_t>(load_int(offset, r));
+    int64_t row_offset = load_int(offset, r);
     uint32_t* row = bits + r * length;
     for (int64_t block = 0; block * 4 < length; ++block) {
-      PhiloxCounter counter = {static_cast<uint32_t>(block), stream,
-                               static_cast<uint32_t>(uoffset), static_cast<uint32_t>(uoffset >> 32)};
-      PhiloxCounter words = philox4x32_10(counter, key);
+      PhiloxCounter words =
+          random_block_at(seed, row_offset, stream, static_cast<uint64_t>(block));
       for (int64_t w = 0; w < 4 && block * 4 + w < length; ++w) {
         row[block * 4 + w] = words[static_cast<size_t>(w)];
       }
