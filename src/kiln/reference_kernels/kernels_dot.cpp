@@ -52,18 +52,23 @@ inline int64_t multiply_add(int64_t acc, int64_t x, int64_t y) {
 }
 
 // acc[j] += x * row[j] for four consecutive contracting steps in one pass, in the same order as
-// four single passes (so the same rounding), with a quarter of the loads and stores of acc.
+// four single passes (so the same rounding), with a quarter of the loads and stores of acc. The
+// accumulators are a buffer of their own (__restrict) and x is read once: under the sanitizers,
+// which kept GCC from proving that and reloaded x after every store to acc, this loop was 57%
+// of CpuBenchShapes.Fp32StepMatchesReference, which took 198 -> 142 s (unchanged without them).
 template <typename C>
-void multiply_add_rows(C* acc, const C* x, const C* rows, int64_t n) {
+void multiply_add_rows(C* __restrict acc, const C* __restrict x, const C* __restrict rows,
+                       int64_t n) {
   const C* r0 = rows;
   const C* r1 = r0 + n;
   const C* r2 = r1 + n;
   const C* r3 = r2 + n;
+  const C x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
   for (int64_t j = 0; j < n; ++j) {
-    C sum = multiply_add(acc[j], x[0], r0[j]);
-    sum = multiply_add(sum, x[1], r1[j]);
-    sum = multiply_add(sum, x[2], r2[j]);
-    acc[j] = multiply_add(sum, x[3], r3[j]);
+    C sum = multiply_add(acc[j], x0, r0[j]);
+    sum = multiply_add(sum, x1, r1[j]);
+    sum = multiply_add(sum, x2, r2[j]);
+    acc[j] = multiply_add(sum, x3, r3[j]);
   }
 }
 
@@ -95,9 +100,8 @@ void multiply(const std::vector<C>& lhs, const std::vector<C>& rhs, int64_t batc
         }
         for (; p < p_end; ++p) {
           const C* rhs_row = rhs_matrix + p * n;
-          for (int64_t j = 0; j < n; ++j) {
-            acc_row[j] = multiply_add(acc_row[j], lhs_row[p], rhs_row[j]);
-          }
+          const C x = lhs_row[p];
+          for (int64_t j = 0; j < n; ++j) acc_row[j] = multiply_add(acc_row[j], x, rhs_row[j]);
         }
       }
     }
