@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 
 #include "kiln/ir/error.h"
 #include "kiln/nn/init.h"
@@ -112,11 +113,25 @@ int64_t ParameterSet::numel() const {
   return total;
 }
 
+// A parameter's values depend only on the seed and its index, so the parameters are drawn on
+// every OpenMP thread at once (the kernels' count: OMP_NUM_THREADS, `kiln bench --threads`), each
+// thread also taking the page faults of the tensors it fills. The first failure by index is
+// thrown, as the loop in order would have.
 void ParameterSet::initialize(int64_t seed) {
-  for (size_t i = 0; i < params_.size(); ++i) {
-    Parameter& param = params_[i];
-    if (param.tensor.nbytes() == 0)
+  std::vector<std::exception_ptr> failures(params_.size());
+  auto count = static_cast<int64_t>(params_.size());
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t i = 0; i < count; ++i) {
+    Parameter& param = params_[static_cast<size_t>(i)];
+    if (param.tensor.nbytes() != 0) continue;
+    try {
       param.tensor = initial_value(param, seed, static_cast<uint32_t>(i));
+    } catch (...) {
+      failures[static_cast<size_t>(i)] = std::current_exception();
+    }
+  }
+  for (const std::exception_ptr& failure : failures) {
+    if (failure) std::rethrow_exception(failure);
   }
 }
 

@@ -70,7 +70,8 @@ class ParameterSet {
   int64_t numel() const;
 
   // Fills every parameter that has no value yet by its init rule. Parameter i draws Philox
-  // stream i of `seed`, so its values do not depend on which others were loaded.
+  // stream i of `seed`, so its values do not depend on which others were loaded, nor on the
+  // threads that draw them. Throws the first failing parameter's error (by index).
   void initialize(int64_t seed);
 
   // Takes values from `tensors` by name (floating tensors are converted to the parameter's
