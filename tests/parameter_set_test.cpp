@@ -50,7 +50,8 @@ TEST(ParameterSet, EachParameterHoldsItsOwnStreamWhicheverThreadDrewIt) {
   for (int64_t i = 0; i < norm.numel(); ++i) EXPECT_EQ(norm.get(i), 1.0);
   const Tensor& bias = params.get("bias").tensor;
   for (int64_t i = 0; i < bias.numel(); ++i) EXPECT_EQ(bias.get(i), 0.0);
-  EXPECT_EQ(params.get("positions").tensor.get(16 + 1), static_cast<float>(std::cos(1.0)));  // row 1, column 1
+  // Row 1, column 1 of the sinusoidal table: cos(1 / 10000^0).
+  EXPECT_EQ(params.get("positions").tensor.get(16 + 1), static_cast<float>(std::cos(1.0)));
 }
 
 TEST(ParameterSet, AFailedInitializationNamesTheFirstFailingParameter) {
