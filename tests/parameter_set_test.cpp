@@ -42,7 +42,8 @@ TEST(ParameterSet, EachParameterHoldsItsOwnStreamWhicheverThreadDrewIt) {
     Tensor expected = init_normal(DType::f32, param.value.shape(), param.init.stddev, 1234,
                                   static_cast<uint32_t>(i));
     if (param.init.zero_row) {
-      for (int64_t j = 0; j < 16; ++j) expected.set(j, 0.0);
+      int64_t width = param.value.shape()[1];
+      for (int64_t j = 0; j < width; ++j) expected.set(*param.init.zero_row * width + j, 0.0);
     }
     expect_same_bits(param.tensor, expected, param.name);
   }
