@@ -84,10 +84,12 @@ StepOutcome bench_step(Backend& backend, bool bf16) {
 double relative_update_error(const StepOutcome& actual, const StepOutcome& expected,
                              const std::string& name) {
   const Tensor& before = expected.before.at(name);
+  const Tensor& actual_after = actual.after.at(name);
+  const Tensor& expected_after = expected.after.at(name);
   double diff = 0.0, norm = 0.0;
   for (int64_t i = 0; i < before.numel(); ++i) {
-    double a = actual.after.at(name).get(i) - before.get(i);
-    double e = expected.after.at(name).get(i) - before.get(i);
+    double a = actual_after.get(i) - before.get(i);
+    double e = expected_after.get(i) - before.get(i);
     diff += (a - e) * (a - e);
     norm += e * e;
   }
