@@ -9,7 +9,8 @@
 #            --compile (PYTHONPATH=--torch2), and Debian's PyTorch 1.13 (/usr/bin/python3) tuned
 #            as bench_compare.sh runs it (OpenBLAS-OpenMP, tcmalloc); none on bf16 rows where Kiln
 #            multiplies in fp32 (no bf16 units, or slow ones: their target is Kiln's own fp32,
-#            run again beside the bf16 run: before it, or after it in even rounds)
+#            run again beside the bf16 run: before it, or after it in even rounds); --peers
+#            names the ones to run (torch2_eager, torch2_compile, torch1), all that can by default
 #   rounds   --rounds N runs each row's sides N times over, in turn (Kiln, the peers, Kiln, ...),
 #            for a host whose speed drifts between runs: a cell is its side's median run, a ratio
 #            the median of the rounds' ratios (Kiln against that round's runs), with their range
@@ -23,13 +24,14 @@
 # Usage: bash scripts/bench_table.sh [--rows tiny,mini,base] [--dtypes fp32,bf16] [--steps 10]
 #          [--warmup 3] [--large-batch 2] [--large-steps 3] [--large-warmup 1] [--no-large]
 #          [--rounds 1] [--threads N] [--torch2 /work/peer/torch2] [--python /usr/bin/python3]
-#          [--out FILE]
+#          [--peers torch2_eager,torch2_compile,torch1] [--out FILE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rows="tiny,mini,base"
 dtypes="fp32,bf16"
 steps=10 warmup=3 large_batch=2 large_steps=3 large_warmup=1 large=1 rounds=1
+wanted_peers="torch2_eager,torch2_compile,torch1"
 threads="$(nproc)"
 torch2=/work/peer/torch2
 python=/usr/bin/python3
@@ -39,7 +41,7 @@ peer=scripts/bert_torch_peer.py
 while (($#)); do
   case "$1" in
     --no-large) large=0; shift; continue ;;
-    -h | --help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   esac
   (($# >= 2)) || { echo "bench_table: $1 needs a value (see --help)" >&2; exit 2; }
   case "$1" in
@@ -51,6 +53,7 @@ while (($#)); do
     --large-steps) large_steps="$2" ;;
     --large-warmup) large_warmup="$2" ;;
     --rounds) rounds="$2" ;;
+    --peers) wanted_peers="$2" ;;
     --threads) threads="$2" ;;
     --torch2) torch2="$2" ;;
     --python) python="$2" ;;
@@ -62,6 +65,11 @@ done
 for row in ${rows//,/ }; do
   case "$row" in tiny | mini | small | medium | base | large) ;;
     *) echo "bench_table: unknown row config '$row' (tiny mini small medium base large)" >&2; exit 2 ;;
+  esac
+done
+for side in ${wanted_peers//,/ }; do
+  case "$side" in torch2_eager | torch2_compile | torch1) ;;
+    *) echo "bench_table: unknown peer '$side' (torch2_eager torch2_compile torch1)" >&2; exit 2 ;;
   esac
 done
 [[ $rounds =~ ^[1-9][0-9]*$ ]] ||
@@ -100,6 +108,9 @@ elif [ ! -d "$openblas_openmp" ]; then
 else
   peers+=(torch1)
 fi
+chosen=()
+for side in "${peers[@]}"; do [[ ",$wanted_peers," == *",$side,"* ]] && chosen+=("$side"); done
+peers=("${chosen[@]}")
 
 # OpenBLAS under the same cap as the rest (ATEN_CPU_CAPABILITY, MKL_ENABLE_INSTRUCTIONS and
 # ONEDNN_MAX_CPU_ISA are the environment's to set): its AVX2 kernels at avx2 and below.
