@@ -90,27 +90,29 @@ echo "vector flags: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' |
 echo "KILN_MAX_CPU_ISA=${KILN_MAX_CPU_ISA-(unset)} ONEDNN_MAX_CPU_ISA=${ONEDNN_MAX_CPU_ISA-(unset)}," \
   "$threads threads, raw lines in $out"
 
-# The peers that can run here; each missing one is said once and left out.
+# The peers --peers names that can run here; each missing one is said once and left out.
+wanted() { [[ ",$wanted_peers," == *",$1,"* ]]; }
 peers=()
 peer_args_torch2=(--sdpa --adamw fused --malloc tcmalloc)
-if PYTHONPATH="$torch2" "$python" -c \
-    "import torch, sys; sys.exit(int(torch.__version__.split('.')[0]) < 2)" 2>/dev/null; then
-  peers+=(torch2_eager torch2_compile)
-else
-  echo "bench_table: no PyTorch 2.x at PYTHONPATH=$torch2 (--torch2): its two columns are empty"
+if wanted torch2_eager || wanted torch2_compile; then
+  if PYTHONPATH="$torch2" "$python" -c \
+      "import torch, sys; sys.exit(int(torch.__version__.split('.')[0]) < 2)" 2>/dev/null; then
+    for side in torch2_eager torch2_compile; do wanted "$side" && peers+=("$side"); done
+  else
+    echo "bench_table: no PyTorch 2.x at PYTHONPATH=$torch2 (--torch2): its columns are empty"
+  fi
 fi
 openblas_openmp="/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/openblas-openmp"
-if ! "$python" -c "import torch" 2>/dev/null; then
-  echo "bench_table: $python cannot import torch (Debian's python3-torch): no PyTorch 1.13 column"
-elif [ ! -d "$openblas_openmp" ]; then
-  # Debian's reference BLAS (about 6 GFLOP/s) is no peer, and would take hours on base.
-  echo "bench_table: no $openblas_openmp (Debian's libopenblas0-openmp): no PyTorch 1.13 column"
-else
-  peers+=(torch1)
+if wanted torch1; then
+  if ! "$python" -c "import torch" 2>/dev/null; then
+    echo "bench_table: $python cannot import torch (Debian's python3-torch): no PyTorch 1.13 column"
+  elif [ ! -d "$openblas_openmp" ]; then
+    # Debian's reference BLAS (about 6 GFLOP/s) is no peer, and would take hours on base.
+    echo "bench_table: no $openblas_openmp (Debian's libopenblas0-openmp): no PyTorch 1.13 column"
+  else
+    peers+=(torch1)
+  fi
 fi
-chosen=()
-for side in "${peers[@]}"; do [[ ",$wanted_peers," == *",$side,"* ]] && chosen+=("$side"); done
-peers=("${chosen[@]}")
 
 # OpenBLAS under the same cap as the rest (ATEN_CPU_CAPABILITY, MKL_ENABLE_INSTRUCTIONS and
 # ONEDNN_MAX_CPU_ISA are the environment's to set): its AVX2 kernels at avx2 and below.
