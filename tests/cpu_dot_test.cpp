@@ -117,19 +117,21 @@ TEST(CpuDot, TransformerLayoutsMatchReference) {
   }
 }
 
-// Large enough for the rhs to be reordered into oneDNN's blocked layout before the product (at
-// least 512 lhs rows and 2^21 rhs elements), plain and transposed. Sums of 1024 products of
-// magnitude up to 4, accumulated in float: absolute errors reach a few 1e-5 on results of
-// magnitude ~40, hence 20 times the f32 tolerance.
+// Large enough for the rhs to be packed into oneDNN's blocked layout before the product (at
+// least 512 lhs rows and 2^21 rhs elements): plain (in f32 a block-by-block copy), transposed (a
+// oneDNN reorder), and plain with a last dim that is not whole blocks (a reorder that pads).
+// Sums of 1024 products of magnitude up to 4, accumulated in float: absolute errors reach a few
+// 1e-5 on results of magnitude ~40, hence 20 times the f32 tolerance.
 TEST(CpuDot, PackedWeightsMatchReference) {
   for (DType dtype : {DType::f32, DType::bf16}) {
     Graph graph;
     Feeds feeds(graph, 9);
     Value a = feeds.any(dtype, {512, 1024}), b = feeds.any(dtype, {1024, 2048});
-    Value bt = feeds.any(dtype, {2048, 1024});
+    Value bt = feeds.any(dtype, {2048, 1024}), b_ragged = feeds.any(dtype, {1024, 2040});
     testing::expect_matches_reference(graph,
                                       {dot_general(a, b, {{}, {}, {1}, {0}}, DType::f32),
-                                       dot_general(a, bt, {{}, {}, {1}, {1}}, DType::f32)},
+                                       dot_general(a, bt, {{}, {}, {1}, {1}}, DType::f32),
+                                       dot_general(a, b_ragged, {{}, {}, {1}, {0}}, DType::f32)},
                                       feeds.arguments(), {}, 20.0);
   }
 }

@@ -36,24 +36,33 @@ struct Outer {
   }
 };
 
+// Rows that follow each other along the dim before the last are a run: their offsets are found
+// once a run, not once a row (the divisions cost as much as a short row's copy).
 template <typename T>
 void copy_rows(const StridedCopy& copy, T* dst, const T* src) {
   size_t last = copy.shape.size() - 1;
   Outer outer{copy, last, last};
   int64_t length = copy.shape[last], ds = copy.dst_strides[last], ss = copy.src_strides[last];
+  int64_t run = last > 0 ? copy.shape[last - 1] : 1;
+  int64_t run_ds = last > 0 ? copy.dst_strides[last - 1] : 0;
+  int64_t run_ss = last > 0 ? copy.src_strides[last - 1] : 0;
   parallel_for(outer.count(), grain_for(length), [&](int64_t begin, int64_t end) {
-    for (int64_t row = begin; row < end; ++row) {
+    for (int64_t row = begin; row < end;) {
       int64_t d, s;
       outer.offsets(row, d, s);
-      T* to = dst + d;
-      const T* from = src + s;
-      if (ds == 1 && ss == 1) {
-        std::memcpy(to, from, static_cast<size_t>(length) * sizeof(T));
-      } else if (ds == 1 && ss == 0) {
-        std::fill_n(to, length, *from);
-      } else {
-        for (int64_t j = 0; j < length; ++j) to[j * ds] = from[j * ss];
+      int64_t rows = std::min(end - row, run - row % run);
+      for (int64_t r = 0; r < rows; ++r, d += run_ds, s += run_ss) {
+        T* to = dst + d;
+        const T* from = src + s;
+        if (ds == 1 && ss == 1) {
+          std::memcpy(to, from, static_cast<size_t>(length) * sizeof(T));
+        } else if (ds == 1 && ss == 0) {
+          std::fill_n(to, length, *from);
+        } else {
+          for (int64_t j = 0; j < length; ++j) to[j * ds] = from[j * ss];
+        }
       }
+      row += rows;
     }
   });
 }
