@@ -119,7 +119,8 @@ TEST(CpuDot, TransformerLayoutsMatchReference) {
 
 // Large enough for the rhs to be packed into oneDNN's blocked layout before the product (at
 // least 512 lhs rows and 2^21 rhs elements): plain (in f32 a block-by-block copy), transposed (a
-// oneDNN reorder), and plain with a last dim that is not whole blocks (a reorder that pads).
+// oneDNN reorder), and plain with a last dim that is not whole blocks (2100 columns: a reorder
+// that pads, in both dtypes).
 // Sums of 1024 products of magnitude up to 4, accumulated in float: absolute errors reach a few
 // 1e-5 on results of magnitude ~40, hence 20 times the f32 tolerance.
 TEST(CpuDot, PackedWeightsMatchReference) {
@@ -127,7 +128,7 @@ TEST(CpuDot, PackedWeightsMatchReference) {
     Graph graph;
     Feeds feeds(graph, 9);
     Value a = feeds.any(dtype, {512, 1024}), b = feeds.any(dtype, {1024, 2048});
-    Value bt = feeds.any(dtype, {2048, 1024}), b_ragged = feeds.any(dtype, {1024, 2040});
+    Value bt = feeds.any(dtype, {2048, 1024}), b_ragged = feeds.any(dtype, {1024, 2100});
     testing::expect_matches_reference(graph,
                                       {dot_general(a, b, {{}, {}, {1}, {0}}, DType::f32),
                                        dot_general(a, bt, {{}, {}, {1}, {1}}, DType::f32),
