@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Kiln against PyTorch on the same machine in the same run: `kiln bench` and
-# ../shared/bench/peer/bert_torch.py (tuned: OpenBLAS-OpenMP with its own core detection, tcmalloc)
+# ../shared/bench/peer/bert_torch.py (tuned: OpenBLAS-OpenMP with the kernels of
+# scripts/openblas_core.py, tcmalloc)
 # on synthetic BERT training steps, for every config x dtype, alternating the two so that machine
 # load hits both alike. Prints a Markdown table (tokens/s, fraction of this CPU's peak measured by
 # `kiln bench`, peak RSS, their ratios) and then the raw JSON lines, which are also kept in --out.
@@ -80,6 +81,7 @@ cmake --build build --target kiln > /dev/null
 mkdir -p "$(dirname "$out")"
 : > "$out"
 echo "bench_compare: batch $batch, seq $seq, $threads threads; raw lines in $out" >&2
+openblas_core=$("$python" scripts/openblas_core.py)  # OpenBLAS's kernels for this CPU (and cap)
 failed=()
 for config in ${configs//,/ }; do
   n="$steps" w="$warmup"
@@ -88,7 +90,7 @@ for config in ${configs//,/ }; do
     echo "bench_compare: $config $dtype: pytorch, then kiln" >&2
     "$python" "$peer" --config "$config" --dtype "$dtype" --batch "$batch" --seq "$seq" \
       --steps "$n" --warmup "$w" --threads "$threads" --blas openblas-openmp \
-      --openblas-coretype unset --malloc tcmalloc --tag bench_compare >> "$out" ||
+      --openblas-coretype "$openblas_core" --malloc tcmalloc --tag bench_compare >> "$out" ||
       failed+=("pytorch $config $dtype")
     for device in ${devices//,/ }; do
       plugin=()

@@ -114,12 +114,9 @@ if wanted torch1; then
   fi
 fi
 
-# OpenBLAS under the same cap as the rest (ATEN_CPU_CAPABILITY, MKL_ENABLE_INSTRUCTIONS and
-# ONEDNN_MAX_CPU_ISA are the environment's to set): its AVX2 kernels at avx2 and below.
-case "${KILN_MAX_CPU_ISA-}" in
-  avx2 | AVX2 | sse41 | SSE41) openblas_core=Haswell ;;
-  *) openblas_core=unset ;;
-esac
+# OpenBLAS's kernels for this CPU under the same cap as the rest (ATEN_CPU_CAPABILITY,
+# MKL_ENABLE_INSTRUCTIONS and ONEDNN_MAX_CPU_ISA are the environment's to set).
+openblas_core=$("$python" scripts/openblas_core.py)
 
 run_peer() {  # run_peer <side> <round> <peer flags...>
   local side=$1 round=$2; shift 2
