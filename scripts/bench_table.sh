@@ -118,12 +118,19 @@ fi
 # MKL_ENABLE_INSTRUCTIONS and ONEDNN_MAX_CPU_ISA are the environment's to set).
 openblas_core=$("$python" scripts/openblas_core.py)
 
+# torch.compile's kernels cached apart for each ATEN_CPU_CAPABILITY: Inductor's cache does not
+# tell them apart, and a native run that found the kernels of a run under ATEN_CPU_CAPABILITY=avx2
+# died of a segmentation fault (PyTorch 2.x from PyPI, BERT-tiny and mini: every run, until the
+# cache was emptied).
+inductor_cache="${TMPDIR:-/tmp}/torchinductor-bench-table-${ATEN_CPU_CAPABILITY:-default}"
+
 run_peer() {  # run_peer <side> <round> <peer flags...>
   local side=$1 round=$2; shift 2
   local -a command
   case "$side" in
     torch2_eager) command=(env PYTHONPATH="$torch2" "$python" "$peer" "${peer_args_torch2[@]}") ;;
-    torch2_compile) command=(env PYTHONPATH="$torch2" "$python" "$peer" "${peer_args_torch2[@]}" --compile) ;;
+    torch2_compile) command=(env PYTHONPATH="$torch2" TORCHINDUCTOR_CACHE_DIR="$inductor_cache"
+                            "$python" "$peer" "${peer_args_torch2[@]}" --compile) ;;
     torch1) command=("$python" "$peer" --blas openblas-openmp --openblas-coretype "$openblas_core"
                      --malloc tcmalloc) ;;
   esac
