@@ -20,7 +20,7 @@
 namespace kiln::cpu {
 namespace {
 
-using Start = AmxProduct::Start;
+using Start = MatrixProduct::Start;
 
 bool amx_in_use() { return effective_cpu_isa() == CpuIsa::avx512_core_amx; }
 // The kernel itself runs wherever the CPU has AMX, whatever KILN_MAX_CPU_ISA chooses for the
@@ -33,7 +33,7 @@ double element(const std::vector<uint16_t>& x, bool transposed, int64_t ld, int6
   return testing::bf16_word_value(x[static_cast<size_t>(transposed ? k * ld + r : r * ld + k)]);
 }
 
-void expect_exact_sums(AmxProduct p) {
+void expect_exact_sums(MatrixProduct p) {
   SCOPED_TRACE(::testing::Message() << p.rows << "x" << p.inner << "x" << p.cols
                                     << (p.a_transposed ? " a^T" : "")
                                     << (p.b_transposed ? " b^T" : "") << " start "
@@ -82,7 +82,7 @@ void expect_exact_sums(AmxProduct p) {
   }
 }
 
-TEST(AmxProducts, MatchDoubleSumsOfTheSameValues) {
+TEST(MatrixProducts, MatchDoubleSumsOfTheSameValues) {
   if (!cpu_has_amx()) GTEST_SKIP() << "this CPU has no AMX (or Linux does not let it use it)";
   // a^T b (the weight gradients): one inner value; odd inner dims (padded with zeros); over 1024
   // (two passes over c, the second adding to the first); 288 columns (a chunk of 256, then 32).
@@ -106,7 +106,7 @@ TEST(AmxProducts, MatchDoubleSumsOfTheSameValues) {
                      .bf16_result = true});
 }
 
-TEST(AmxProducts, FitWholeBlocksWhereAmxIsInUse) {
+TEST(MatrixProducts, FitWholeBlocksWhereAmxIsInUse) {
   EXPECT_EQ(amx_product_fits({.rows = 768, .inner = 2048, .cols = 3072, .a_transposed = true}),
             amx_in_use());
   EXPECT_EQ(amx_product_fits({.rows = 32, .inner = 5, .cols = 64, .a_transposed = true}),
@@ -126,7 +126,7 @@ TEST(AmxProducts, FitWholeBlocksWhereAmxIsInUse) {
 // against the reference: X^T dY with the tokens of [batch, seq, hidden] contracted, a plain a^T b,
 // x W^T + bias (in f32 and cast to bf16), dY W + the residual's gradient over a 2048-wide inner
 // dim, and a product of bf16 dtype. On AMX these are amx_product's, elsewhere oneDNN's.
-TEST(AmxProducts, BertsProductsThroughTheBackendMatchReference) {
+TEST(MatrixProducts, BertsProductsThroughTheBackendMatchReference) {
   Graph graph;
   testing::Feeds feeds(graph, 11);
   Value x = feeds.any(DType::bf16, {2, 550, 96}), dy = feeds.any(DType::bf16, {2, 550, 160});

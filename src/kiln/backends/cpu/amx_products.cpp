@@ -43,13 +43,13 @@ constexpr int64_t kColumnChunk = 256;    // columns of c whose panels of b a thr
 int64_t padded_inner(int64_t inner) { return (inner + kBlock - 1) / kBlock * kBlock; }
 
 // The bytes of the packed a^T (a_transposed only), whole cache lines, then b's panels.
-int64_t a_tiles_bytes(const AmxProduct& product) {
+int64_t a_tiles_bytes(const MatrixProduct& product) {
   return product.a_transposed ? whole_lines(product.rows * padded_inner(product.inner) * 2) : 0;
 }
 
 }  // namespace
 
-bool amx_product_fits(const AmxProduct& product) {
+bool amx_product_fits(const MatrixProduct& product) {
   const auto& [rows, inner, cols, a_transposed, b_transposed, lda, ldb, ldc, start, bf16] =
       product;
   bool inner_read_in_32s = !a_transposed || b_transposed;  // a in place, or b from its rows
@@ -58,7 +58,7 @@ bool amx_product_fits(const AmxProduct& product) {
          (!inner_read_in_32s || inner % kBlock == 0);
 }
 
-int64_t amx_product_scratch_bytes(const AmxProduct& product) {
+int64_t amx_product_scratch_bytes(const MatrixProduct& product) {
   return a_tiles_bytes(product) + whole_lines(padded_inner(product.inner) * product.cols * 2);
 }
 
@@ -141,7 +141,7 @@ struct ATiles {
 // The 32 x 32 blocks of c [begin, end) in column-chunk-major order (a chunk's blocks row block by
 // row block), each summed over the whole inner dim in passes of kInnerChunk (in one pass for a bf16
 // c, which holds no partial sums), then stored to c (a bf16 c through a block of f32 sums).
-KILN_AMX_TARGET void multiply_blocks(const AmxProduct& product, int64_t k, ATiles a,
+KILN_AMX_TARGET void multiply_blocks(const MatrixProduct& product, int64_t k, ATiles a,
                                      const uint32_t* b_panels, const float* start, void* c,
                                      int64_t begin, int64_t end) {
   static const TileConfig config;
@@ -160,12 +160,12 @@ KILN_AMX_TARGET void multiply_blocks(const AmxProduct& product, int64_t k, ATile
       const int64_t i = local / width * kBlock, j = (chunk * chunk_blocks + local % width) * kBlock;
       float* out = product.bf16_result ? sums : static_cast<float*>(c) + i * ldc + j;
       const int64_t out_ld = product.bf16_result ? kBlock : ldc, out_stride = out_ld * 4;
-      if (p0 == 0 && product.start == AmxProduct::Start::zeros) {
+      if (p0 == 0 && product.start == MatrixProduct::Start::zeros) {
         _tile_zero(0);
         _tile_zero(1);
         _tile_zero(2);
         _tile_zero(3);
-      } else if (p0 == 0 && product.start == AmxProduct::Start::bias) {
+      } else if (p0 == 0 && product.start == MatrixProduct::Start::bias) {
         _tile_loadd(0, start + j, 0);
         _tile_loadd(1, start + j + 16, 0);
         _tile_loadd(2, start + j, 0);
@@ -224,7 +224,7 @@ void run_split(bool on_threads, int64_t n, int64_t grain, const Body& body) {
   }
 }
 
-KILN_AMX_TARGET void compute(const AmxProduct& product, const uint16_t* a, const uint16_t* b,
+KILN_AMX_TARGET void compute(const MatrixProduct& product, const uint16_t* a, const uint16_t* b,
                              const float* start, void* c, std::byte* scratch, bool on_threads) {
   const auto& [rows, inner, cols, a_transposed, b_transposed, lda, ldb, ldc, start_kind, bf16] =
       product;
@@ -255,24 +255,24 @@ KILN_AMX_TARGET void compute(const AmxProduct& product, const uint16_t* a, const
 
 }  // namespace
 
-void amx_product(const AmxProduct& product, const uint16_t* a, const uint16_t* b,
+void amx_product(const MatrixProduct& product, const uint16_t* a, const uint16_t* b,
                  const float* start, void* c, std::byte* scratch) {
   compute(product, a, b, start, c, scratch, true);
 }
 
-void amx_product_here(const AmxProduct& product, const uint16_t* a, const uint16_t* b,
+void amx_product_here(const MatrixProduct& product, const uint16_t* a, const uint16_t* b,
                       const float* start, void* c, std::byte* scratch) {
   compute(product, a, b, start, c, scratch, false);
 }
 
 #else
 
-void amx_product(const AmxProduct&, const uint16_t*, const uint16_t*, const float*, void*,
+void amx_product(const MatrixProduct&, const uint16_t*, const uint16_t*, const float*, void*,
                  std::byte*) {
   fail("amx_product", "this build has no AMX intrinsics");
 }
 
-void amx_product_here(const AmxProduct&, const uint16_t*, const uint16_t*, const float*, void*,
+void amx_product_here(const MatrixProduct&, const uint16_t*, const uint16_t*, const float*, void*,
                       std::byte*) {
   fail("amx_product_here", "this build has no AMX intrinsics");
 }

@@ -7,38 +7,27 @@
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
+
+#include "kiln/backends/cpu/matrix_product.h"
 
 namespace kiln::cpu {
-
-// c[rows x cols] = start + a[rows x inner] b[inner x cols], leading dims lda, ldb, ldc.
-struct AmxProduct {
-  int64_t rows = 0, inner = 0, cols = 0;
-  bool a_transposed = false;  // a stored [inner x rows]
-  bool b_transposed = false;  // b stored [cols x inner]
-  int64_t lda = 0, ldb = 0, ldc = 0;
-  // What c starts from: zeros, an f32 [cols] bias on every row, or an f32 [rows x cols] addend
-  // (leading dim ldc).
-  enum class Start : uint8_t { zeros, bias, addend } start = Start::zeros;
-  bool bf16_result = false;  // c's sums rounded to bf16 (to nearest even) rather than kept in f32
-};
 
 // Whether amx_product can run this product in this process: Kiln's kernels use AMX
 // (effective_cpu_isa() is avx512_core_amx), c is whole 32 x 32 blocks, and the inner dim is
 // whole 32s where a tile reads an operand in place (a as stored, or b transposed).
-bool amx_product_fits(const AmxProduct& product);
+bool amx_product_fits(const MatrixProduct& product);
 
 // The scratch bytes amx_product needs (the operands it packs into tiles).
-int64_t amx_product_scratch_bytes(const AmxProduct& product);
+int64_t amx_product_scratch_bytes(const MatrixProduct& product);
 
 // Computes `product` from bf16 a and b (their 16-bit words), the f32 `start` values (none for
 // zeros) and into c (f32, or bf16 words where bf16_result): exact products summed in f32, as
 // oneDNN's bf16 matmul sums them. On kernel_threads() OpenMP threads. Only where amx_product_fits.
-void amx_product(const AmxProduct& product, const uint16_t* a, const uint16_t* b,
+void amx_product(const MatrixProduct& product, const uint16_t* a, const uint16_t* b,
                  const float* start, void* c, std::byte* scratch);
 
 // amx_product on the calling thread alone (the fused attention's blocks, one thread's each).
-void amx_product_here(const AmxProduct& product, const uint16_t* a, const uint16_t* b,
+void amx_product_here(const MatrixProduct& product, const uint16_t* a, const uint16_t* b,
                       const float* start, void* c, std::byte* scratch);
 
 }  // namespace kiln::cpu

@@ -4,9 +4,10 @@
 // compile time, reading each operand in place when its dims collapse to a strided
 // [batch dims..., rows, cols] view (dot_layout.h) and copying it to that layout (in scratch)
 // otherwise; the rhs is reordered into the blocked layout oneDNN's kernels prefer where that
-// pays. Where AMX is in use, bf16 x bf16 -> f32/bf16 products of matrices read in place, with at
-// most a bias or an added tensor after them, run on Kiln's own AMX kernel instead
-// (amx_products.h).
+// pays. Products of matrices read in place, with at most a bias or an added tensor after them,
+// run on Kiln's own kernels instead where those win: bf16 x bf16 -> f32/bf16 where AMX is in use
+// (amx_products.h), f32 x f32 -> f32 of the smaller configurations' sizes where the kernels use
+// AVX2 (f32_products.h).
 // Other dtypes (f64, f16, integers, mixed widths) use a plain loop over the copied operands.
 #include <omp.h>
 
@@ -16,6 +17,7 @@
 
 #include "kiln/backends/cpu/amx_products.h"
 #include "kiln/backends/cpu/dot_layout.h"
+#include "kiln/backends/cpu/f32_products.h"
 #include "kiln/backends/cpu/isa_variants.h"
 #include "kiln/backends/cpu/kernel.h"
 #include "kiln/backends/cpu/parallel.h"
@@ -369,21 +371,25 @@ struct EpilogueStep {
   float value = 1.0f;    // scale
 };
 
-// The product of dot_general `id` with the epilogue `steps` into the buffer of node `out` on AMX
-// tiles (amx_products.h) where AMX is in use: bf16 operands read in place, each a plain or a
-// transposed matrix; an f32 result, or a bf16 one (the group's last cast, or the product's own
-// dtype); at most one step, a bias or an added f32 tensor, which c starts from. Empty elsewhere.
-std::optional<Kernel> amx_kernel(const Graph& graph, int32_t id, int32_t out,
-                                 const std::vector<EpilogueStep>& steps) {
+// The product of dot_general `id` with the epilogue `steps` into the buffer of node `out` on Kiln's
+// own kernels where they take it: bf16 operands on AMX tiles where AMX is in use
+// (amx_products.h), an f32 or a bf16 result (the group's last cast, or the product's own dtype);
+// f32 operands and result on AVX2 register tiles where the kernels use AVX2 (f32_products.h).
+// Either way the operands are read in place, each a plain or a transposed matrix, with at most
+// one step, a bias or an added f32 tensor, which c starts from. Empty elsewhere.
+std::optional<Kernel> own_product_kernel(const Graph& graph, int32_t id, int32_t out,
+                                         const std::vector<EpilogueStep>& steps) {
   DotSetup d = dot_setup(graph, id, out);
   const DotLayout& layout = d.layout;
   DType out_dtype = graph.node(out).dtype;
-  if (d.in_dtype != DType::bf16 || (out_dtype != DType::f32 && out_dtype != DType::bf16) ||
-      !layout.batch_sizes.empty() || !layout.lhs_view || !layout.rhs_view || steps.size() > 1) {
+  bool bf16 = d.in_dtype == DType::bf16 && (out_dtype == DType::f32 || out_dtype == DType::bf16);
+  bool f32 = d.in_dtype == DType::f32 && out_dtype == DType::f32;
+  if ((!bf16 && !f32) || !layout.batch_sizes.empty() || !layout.lhs_view || !layout.rhs_view ||
+      steps.size() > 1) {
     return std::nullopt;
   }
-  AmxProduct product{.rows = layout.m, .inner = layout.k, .cols = layout.n, .ldc = layout.n,
-                     .bf16_result = out_dtype == DType::bf16};
+  MatrixProduct product{.rows = layout.m, .inner = layout.k, .cols = layout.n, .ldc = layout.n,
+                        .bf16_result = out_dtype == DType::bf16};
   const MatrixView &lhs = *layout.lhs_view, &rhs = *layout.rhs_view;  // [rows, cols] each
   if (lhs.strides[1] != 1 && lhs.strides[0] != 1) return std::nullopt;
   if (rhs.strides[1] != 1 && rhs.strides[0] != 1) return std::nullopt;
@@ -397,16 +403,25 @@ std::optional<Kernel> amx_kernel(const Graph& graph, int32_t id, int32_t out,
     if (step.kind != EpilogueStep::bias && step.kind != EpilogueStep::tensor) return std::nullopt;
     start = step.operand;
     if (graph.node(start).dtype != DType::f32) return std::nullopt;
-    product.start = step.kind == EpilogueStep::bias ? AmxProduct::Start::bias
-                                                     : AmxProduct::Start::addend;
+    product.start = step.kind == EpilogueStep::bias ? MatrixProduct::Start::bias
+                                                     : MatrixProduct::Start::addend;
   }
-  if (!amx_product_fits(product)) return std::nullopt;
   Operands o = d.operands;
-  return Kernel{[=](const Buffers& buffers, std::byte* scratch) {
-    amx_product(product, buffers.at<const uint16_t>(o.lhs), buffers.at<const uint16_t>(o.rhs),
-                start >= 0 ? buffers.at<const float>(start) : nullptr, buffers.at<void>(o.out),
-                scratch);
-  }, amx_product_scratch_bytes(product)};
+  if (bf16 && amx_product_fits(product)) {
+    return Kernel{[=](const Buffers& buffers, std::byte* scratch) {
+      amx_product(product, buffers.at<const uint16_t>(o.lhs), buffers.at<const uint16_t>(o.rhs),
+                  start >= 0 ? buffers.at<const float>(start) : nullptr, buffers.at<void>(o.out),
+                  scratch);
+    }, amx_product_scratch_bytes(product)};
+  }
+  if (f32 && f32_product_fits(product)) {
+    return Kernel{[=](const Buffers& buffers, std::byte* scratch) {
+      f32_product(product, buffers.at<const float>(o.lhs), buffers.at<const float>(o.rhs),
+                  start >= 0 ? buffers.at<const float>(start) : nullptr, buffers.at<float>(o.out),
+                  scratch);
+    }, f32_product_scratch_bytes(product)};
+  }
+  return std::nullopt;
 }
 
 // The product of dot_general `id` written to the buffer of node `out` (of the product's dtype).
@@ -420,7 +435,7 @@ Kernel dot_kernel(const Graph& graph, int32_t id, int32_t out) {
       std::memset(buffers.at<std::byte>(out), 0, static_cast<size_t>(out_bytes));
     }};
   }
-  if (std::optional<Kernel> kernel = amx_kernel(graph, id, id, {})) return *kernel;
+  if (std::optional<Kernel> kernel = own_product_kernel(graph, id, id, {})) return *kernel;
   if (std::optional<Kernel> kernel =
           onednn_kernel(d.layout, d.operands, d.in_dtype, node.dtype, PostOps{})) {
     return *kernel;
@@ -498,7 +513,9 @@ Kernel make_gemm_kernel(const Graph& graph, const KernelGroup& group) {
   int32_t out = group.nodes.back();
   PostOps post_ops;
   std::vector<EpilogueStep> steps = epilogue_of(graph, group, post_ops);
-  if (std::optional<Kernel> amx = amx_kernel(graph, group.nodes.front(), out, steps)) return *amx;
+  if (std::optional<Kernel> own = own_product_kernel(graph, group.nodes.front(), out, steps)) {
+    return *own;
+  }
   if (std::optional<Kernel> fused = fused_dot_kernel(graph, group.nodes.front(), out, post_ops)) {
     return *fused;
   }
