@@ -11,16 +11,13 @@
 
 namespace kiln::cpu {
 
-inline float fast_exp(float x) {
+// e^x for x in [-104, 88.75] or NaN (fast_exp's clamps applied).
+inline float exp_of_clamped(float clamped) {
   // x = n ln2 + r with |r| <= ln2/2; ln2 split so that n * kLn2High is exact.
   constexpr float kLog2e = 1.44269504088896341f;
   constexpr float kLn2High = 0.693359375f;
   constexpr float kLn2Low = -2.12194440054690583e-4f;
   constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
-  // The clamps use ordered compares, so NaN passes them and propagates through the arithmetic.
-  // Below -104 exp rounds to 0, above 88.75 to infinity: the scaling below gets both right.
-  float clamped = x < -104.0f ? -104.0f : x;
-  clamped = clamped > 88.75f ? 88.75f : clamped;
   float shifted = clamped * kLog2e + kRound;
   float n = shifted - kRound;
   // n as an integer: the low mantissa bits of `shifted` (no float -> int conversion).
@@ -41,11 +38,29 @@ inline float fast_exp(float x) {
   return y * scale_a * scale_b;
 }
 
+inline float fast_exp(float x) {
+  // The clamps use ordered compares, so NaN passes them and propagates through the arithmetic.
+  // Below -104 exp rounds to 0, above 88.75 to infinity: the scaling gets both right.
+  float clamped = x < -104.0f ? -104.0f : x;
+  clamped = clamped > 88.75f ? 88.75f : clamped;
+  return exp_of_clamped(clamped);
+}
+
+// fast_exp (the same values) for x <= 88.75, such as softmax's x - max or -x^2 / 2: without the
+// upper clamp. GCC compiles fast_exp's two selects together into 9 vector instructions where one
+// select takes 2: GELU's gradient on 2 M values, one AVX2 core, 3.1 -> 2.5 ms with this exp.
+inline float fast_exp_nonpositive(float x) { return exp_of_clamped(x < -104.0f ? -104.0f : x); }
+
 inline float fast_erf(float x) {
-  // erf(x) = x P(x^2) / Q(x^2) on [-3.925, 3.925]; beyond, erf rounds to +-1 in float.
-  float c = x < -3.925f ? -3.925f : x;  // ordered compares: NaN propagates
-  c = c > 3.925f ? 3.925f : c;
-  float t = c * c;
+  // erf is odd: computed on |x| and given x's sign back. erf(a) = a P(a^2) / Q(a^2) on
+  // [0, 3.925]; beyond, erf rounds to 1 in float. The clamps use ordered compares, so NaN passes
+  // them. Clamping x itself to [-3.925, 3.925] gives the same values for every float (checked on
+  // all 2^32 with the SSE4.1, AVX2 and AVX-512 builds), but GCC compiled its four selects into 18
+  // vector instructions: the exact GELU on 2 M values, one AVX2 core, 1.77 -> 1.25 ms this way.
+  uint32_t sign = std::bit_cast<uint32_t>(x) & 0x80000000u;
+  float a = std::bit_cast<float>(std::bit_cast<uint32_t>(x) & 0x7fffffffu);
+  a = a > 3.925f ? 3.925f : a;
+  float t = a * a;
   float p = 2.04574932467333140e-6f;
   p = p * t + 2.84809256362423930e-4f;
   p = p * t + 3.77214000073969840e-3f;
@@ -58,13 +73,14 @@ inline float fast_erf(float x) {
   q = q * t + 1.14179715040990590e-1f;
   q = q * t + 5.02236673472577600e-1f;
   q = q * t + 1.0f;
-  float y = c * p / q;
+  float y = a * p / q;
   y = y > 1.0f ? 1.0f : y;
-  return y < -1.0f ? -1.0f : y;
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(y) | sign);
 }
 
 // f64 computes keep libm's precision.
 inline double fast_exp(double x) { return std::exp(x); }
+inline double fast_exp_nonpositive(double x) { return std::exp(x); }
 inline double fast_erf(double x) { return std::erf(x); }
 
 }  // namespace kiln::cpu
