@@ -462,6 +462,21 @@ TEST(CpuFusion, GemmEpiloguesMatchReference) {
   }
 }
 
+// The added tensor may be a view: a reshape of one contiguous run of another kernel's result,
+// read at its offset there (layer_norm_grads' dx added to a data gradient is one).
+TEST(CpuFusion, GemmEpilogueAddsAViewOfAnotherResult) {
+  Graph graph;
+  testing::Feeds feeds(graph);
+  Value x = feeds.any(DType::f32, {3, 24, 32}), w = feeds.any(DType::f32, {32, 40});
+  Value run = exp(feeds.any(DType::f32, {2 * 3 * 24 * 40 + 7}));
+  Value addend = reshape(slice(run, {2887}, {2887 + 3 * 24 * 40}), {3, 24, 40});
+  Value summed = addend + dot_general(x, w, DotAttrs{{}, {}, {2}, {0}}, DType::f32);
+  auto executable = make_cpu_backend()->compile(graph, {summed});
+  // The exp loop, then the product with the add as its epilogue.
+  EXPECT_EQ(executable->stats().kernels, 2);
+  testing::expect_matches_reference(graph, {summed}, feeds.arguments());
+}
+
 // The same epilogues on f32 products rounded to bf16, which oneDNN does not give: Kiln's loop
 // for the product, then each step over it (kernels_dot.cpp's apply_step).
 TEST(CpuFusion, GemmEpiloguesOneDnnCannotFuseMatchReference) {

@@ -250,37 +250,43 @@ TEST(Composite, LayerNormGrads) {
   Value x = g.input("x", DType::bf16, {2, 3, 5});
   Value gamma = g.input("gamma", DType::bf16, {5});
   Value dy = g.input("dy", DType::bf16, {2, 3, 5});
-  Value dx = layer_norm_grad(x, gamma, dy, 1e-5);
-  EXPECT_EQ(dx.op(), OpKind::layer_norm_grad);
-  EXPECT_EQ(dx.dtype(), DType::bf16);
-  EXPECT_EQ(dx.shape(), (Shape{2, 3, 5}));
-  EXPECT_EQ(dx.node().attr<LayerNormAttrs>().eps, 1e-5);
-  Value params = layer_norm_param_grads(x, dy, 1e-5);
-  EXPECT_EQ(params.op(), OpKind::layer_norm_param_grads);
-  EXPECT_EQ(params.shape(), (Shape{2, 5}));
-  EXPECT_EQ(error_of([&] { layer_norm_grad(x, g.input("g4", DType::bf16, {4}), dy, 1e-5); }),
-            "[layer_norm_grad] gamma (4) should be (5) for x (2,3,5)");
-  EXPECT_EQ(error_of([&] { layer_norm_grad(x, gamma, g.input("d", DType::bf16, {3, 5}), 1e-5); }),
-            "[layer_norm_grad] dy (3,5) should be x's (2,3,5)");
-  EXPECT_EQ(error_of([&] { layer_norm_param_grads(x, g.input("f", DType::f32, {2, 3, 5}), 0.0); }),
-            "[layer_norm_param_grads] dtype mismatch: bf16 vs f32");
-  EXPECT_EQ(error_of([&] { layer_norm_param_grads(x, dy, -1.0); }),
-            "[layer_norm_param_grads] eps -1 is negative");
-  EXPECT_EQ(error_of([&] { layer_norm_param_grads(g.input("s", DType::bf16, {}), dy, 0.0); }),
-            "[layer_norm_param_grads] x () has no axis");
-  // layer_norm's gradients are these two nodes (gamma's and beta's: rows of the second).
+  Value grads = layer_norm_grads(x, gamma, dy, 1e-5);
+  EXPECT_EQ(grads.op(), OpKind::layer_norm_grads);
+  EXPECT_EQ(grads.dtype(), DType::bf16);
+  EXPECT_EQ(grads.shape(), (Shape{2 * 3 * 5 + 2 * 5}));
+  EXPECT_EQ(grads.node().attr<LayerNormAttrs>().eps, 1e-5);
+  EXPECT_EQ(error_of([&] { layer_norm_grads(x, g.input("g4", DType::bf16, {4}), dy, 1e-5); }),
+            "[layer_norm_grads] gamma (4) should be (5) for x (2,3,5)");
+  EXPECT_EQ(error_of([&] { layer_norm_grads(x, gamma, g.input("d", DType::bf16, {3, 5}), 1e-5); }),
+            "[layer_norm_grads] dy (3,5) should be x's (2,3,5)");
+  EXPECT_EQ(error_of([&] { layer_norm_grads(x, gamma, g.input("f", DType::f32, {2, 3, 5}), 0.0); }),
+            "[layer_norm_grads] dtype mismatch: bf16 vs f32");
+  EXPECT_EQ(error_of([&] { layer_norm_grads(x, gamma, dy, -1.0); }),
+            "[layer_norm_grads] eps -1 is negative");
+  EXPECT_EQ(error_of([&] {
+              layer_norm_grads(g.input("s", DType::bf16, {}), gamma, g.input("ds", DType::bf16, {}),
+                               0.0);
+            }),
+            "[layer_norm_grads] x () has no axis");
+  // layer_norm's gradients are slices of one such node: dx (reshaped to x's shape), then gamma's
+  // and beta's.
   Value x32 = g.input("x32", DType::f32, {2, 3, 5});
   Value gamma32 = g.input("gamma32", DType::f32, {5}), beta32 = g.input("beta32", DType::f32, {5});
-  std::vector<Value> grads = grad(reduce_sum(layer_norm(x32, gamma32, beta32, 1e-5)),
-                                  {x32, gamma32, beta32});
-  EXPECT_EQ(grads[0].op(), OpKind::layer_norm_grad);
-  for (int64_t row : {0, 1}) {
-    Value param_grad = grads[static_cast<size_t>(row) + 1];
-    EXPECT_EQ(param_grad.shape(), (Shape{5}));
-    const Node& sliced = g.node(param_grad.node().inputs[0]);
+  std::vector<Value> derivatives = grad(reduce_sum(layer_norm(x32, gamma32, beta32, 1e-5)),
+                                        {x32, gamma32, beta32});
+  ASSERT_EQ(derivatives[0].op(), OpKind::reshape);
+  EXPECT_EQ(derivatives[0].shape(), (Shape{2, 3, 5}));
+  const Node& dx = g.node(derivatives[0].node().inputs[0]);
+  ASSERT_EQ(dx.op, OpKind::slice);
+  EXPECT_EQ(dx.attr<SliceAttrs>().start, (Shape{0}));
+  int32_t fused = dx.inputs[0];
+  EXPECT_EQ(g.node(fused).op, OpKind::layer_norm_grads);
+  for (int64_t i : {0, 1}) {
+    const Node& sliced = derivatives[static_cast<size_t>(i) + 1].node();
     ASSERT_EQ(sliced.op, OpKind::slice);
-    EXPECT_EQ(sliced.attr<SliceAttrs>().start, (Shape{row, 0}));
-    EXPECT_EQ(g.node(sliced.inputs[0]).op, OpKind::layer_norm_param_grads);
+    EXPECT_EQ(sliced.shape, (Shape{5}));
+    EXPECT_EQ(sliced.attr<SliceAttrs>().start, (Shape{30 + 5 * i}));
+    EXPECT_EQ(sliced.inputs[0], fused);
   }
 }
 

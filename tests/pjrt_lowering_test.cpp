@@ -70,8 +70,8 @@ std::vector<std::string> expected_ops(OpKind kind) {
     case OpKind::softmax: return {"stablehlo.exponential", "stablehlo.reduce", "stablehlo.divide"};
     case OpKind::log_softmax: return {"stablehlo.exponential", "stablehlo.log"};
     case OpKind::layer_norm: return {"stablehlo.rsqrt", "stablehlo.reduce"};
-    case OpKind::layer_norm_grad: return {"stablehlo.rsqrt", "stablehlo.reduce"};
-    case OpKind::layer_norm_param_grads: return {"stablehlo.rsqrt", "stablehlo.concatenate"};
+    case OpKind::layer_norm_grads:
+      return {"stablehlo.rsqrt", "stablehlo.reduce", "stablehlo.concatenate"};
     case OpKind::gelu: return {"chlo.erf"};
     case OpKind::gelu_grad: return {"chlo.erf", "stablehlo.exponential"};
     case OpKind::cross_entropy: return {"stablehlo.iota", "stablehlo.compare", "stablehlo.log"};

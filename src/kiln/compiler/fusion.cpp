@@ -290,9 +290,6 @@ class Fuser {
              node(tail).dtype == DType::f32 && n.dtype == DType::bf16;
     }
     if (n.dtype != node(tail).dtype) return false;
-    for (int32_t operand : n.inputs) {
-      if (operand != tail && node(operand).op == OpKind::reshape) return false;
-    }
     if (n.op == OpKind::gelu) return n.inputs[0] == tail;
     if (n.op != OpKind::add && n.op != OpKind::mul) return false;
     if (n.inputs[0] != tail && n.inputs[1] != tail) return false;

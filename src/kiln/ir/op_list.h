@@ -56,8 +56,7 @@
   X(softmax, composite, vjp)      \
   X(log_softmax, composite, novjp)\
   X(layer_norm, composite, vjp)   \
-  X(layer_norm_grad, composite, novjp) \
-  X(layer_norm_param_grads, composite, novjp) \
+  X(layer_norm_grads, composite, novjp) \
   X(gelu, composite, vjp)         \
   X(gelu_grad, composite, novjp)  \
   X(cross_entropy, composite, vjp)\

@@ -17,8 +17,7 @@ KILN_OPS(KILN_DECLARE_RULES)
 Value decompose_softmax(const Node& node, std::span<const Value> inputs);
 Value decompose_log_softmax(const Node& node, std::span<const Value> inputs);
 Value decompose_layer_norm(const Node& node, std::span<const Value> inputs);
-Value decompose_layer_norm_grad(const Node& node, std::span<const Value> inputs);
-Value decompose_layer_norm_param_grads(const Node& node, std::span<const Value> inputs);
+Value decompose_layer_norm_grads(const Node& node, std::span<const Value> inputs);
 Value decompose_gelu(const Node& node, std::span<const Value> inputs);
 Value decompose_gelu_grad(const Node& node, std::span<const Value> inputs);
 Value decompose_cross_entropy(const Node& node, std::span<const Value> inputs);

@@ -113,11 +113,11 @@ Value log_softmax(Value x, int64_t axis = -1);
 // Over the last axis; gamma and beta have the last dim's size.
 Value layer_norm(Value x, Value gamma, Value beta, double eps);
 // layer_norm's gradients given dy, the cotangent of its output (x, gamma and dy of one floating
-// dtype), with xhat = (x - mean) / sqrt(var + eps) and g = dy * gamma along the last axis.
-// dx = (g - mean(g) - xhat mean(g xhat)) / sqrt(var + eps), of x's shape:
-Value layer_norm_grad(Value x, Value gamma, Value dy, double eps);
-// and [2, last dim]: d gamma = sum of dy xhat, then d beta = sum of dy, over the leading axes.
-Value layer_norm_param_grads(Value x, Value dy, double eps);
+// dtype), with xhat = (x - mean) / sqrt(var + eps) and g = dy * gamma along the last axis, in one
+// flat result [dx | d gamma | d beta] (one pass over x and dy computes all three):
+// dx = (g - mean(g) - xhat mean(g xhat)) / sqrt(var + eps), x's elements in x's order; then
+// d gamma = sum of dy xhat and d beta = sum of dy over the leading axes, the last dim's size each.
+Value layer_norm_grads(Value x, Value gamma, Value dy, double eps);
 // x * 0.5 * (1 + erf(x / sqrt(2)))
 Value gelu(Value x);
 // dy * gelu'(x), gelu's gradient: dy (Phi(x) + x phi(x)) with Phi and phi the standard normal's

@@ -45,36 +45,20 @@ Value layer_norm(Value x, Value gamma, Value beta, double eps) {
                        x.shape());
 }
 
-namespace {
-
-// x of layer_norm and dy of its shape and dtype.
-void check_layer_norm_grad_operands(Value x, Value dy, double eps, const char* where) {
+Value layer_norm_grads(Value x, Value gamma, Value dy, double eps) {
+  const char* where = "layer_norm_grads";
+  detail::check_operands({x, gamma, dy}, where);
   detail::check_floating(x, where);
   check(x.rank() >= 1, where, "x ", shape_str(x.shape()), " has no axis");
   check(eps >= 0.0, where, "eps ", eps, " is negative");
   detail::check_same_dtype(x, dy, where);
   check(dy.shape() == x.shape(), where, "dy ", shape_str(dy.shape()), " should be x's ",
         shape_str(x.shape()));
-}
-
-}  // namespace
-
-Value layer_norm_grad(Value x, Value gamma, Value dy, double eps) {
-  const char* where = "layer_norm_grad";
-  detail::check_operands({x, gamma, dy}, where);
-  check_layer_norm_grad_operands(x, dy, eps, where);
   detail::check_same_dtype(x, gamma, where);
   check(gamma.shape() == Shape{x.dim(-1)}, where, "gamma ", shape_str(gamma.shape()),
         " should be (", x.dim(-1), ") for x ", shape_str(x.shape()));
-  return add_composite(OpKind::layer_norm_grad, {x, gamma, dy}, LayerNormAttrs{eps}, x.dtype(),
-                       x.shape());
-}
-
-Value layer_norm_param_grads(Value x, Value dy, double eps) {
-  detail::check_operands({x, dy}, "layer_norm_param_grads");
-  check_layer_norm_grad_operands(x, dy, eps, "layer_norm_param_grads");
-  return add_composite(OpKind::layer_norm_param_grads, {x, dy}, LayerNormAttrs{eps}, x.dtype(),
-                       {2, x.dim(-1)});
+  return add_composite(OpKind::layer_norm_grads, {x, gamma, dy}, LayerNormAttrs{eps}, x.dtype(),
+                       {x.numel() + 2 * x.dim(-1)});
 }
 
 Value gelu(Value x) {

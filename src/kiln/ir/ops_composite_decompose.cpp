@@ -145,22 +145,17 @@ Value decompose_layer_norm(const Node& node, std::span<const Value> inputs) {
   return narrow(x.xhat * widen(inputs[1]) + widen(inputs[2]), node.dtype);
 }
 
-Value decompose_layer_norm_grad(const Node& node, std::span<const Value> inputs) {
-  Normalized x = normalize(widen(inputs[0]), node.attr<LayerNormAttrs>().eps);
-  Value g = widen(inputs[2]) * widen(inputs[1]);
+Value decompose_layer_norm_grads(const Node& node, std::span<const Value> inputs) {
+  Value in = widen(inputs[0]), dy = widen(inputs[2]);
+  Normalized x = normalize(in, node.attr<LayerNormAttrs>().eps);
+  Value g = dy * widen(inputs[1]);
   Value dx = (g - mean(g, {-1}, true) - x.xhat * mean(g * x.xhat, {-1}, true)) * x.inv_std;
-  return narrow(dx, node.dtype);
-}
-
-Value decompose_layer_norm_param_grads(const Node& node, std::span<const Value> inputs) {
-  Value x = widen(inputs[0]), dy = widen(inputs[1]);
-  Value xhat = normalize(x, node.attr<LayerNormAttrs>().eps).xhat;
   // Over the leading axes (reduce_sum with no axes would sum a single row's elements).
   auto sum_rows = [&](Value v) {
-    return reshape(x.rank() == 1 ? v : reduce_sum(v, leading_axes(x.rank() - 1)), {1, x.dim(-1)});
+    return in.rank() == 1 ? v : reduce_sum(v, leading_axes(in.rank() - 1));
   };
-  Value dgamma = sum_rows(dy * xhat), dbeta = sum_rows(dy);
-  return narrow(concat({dgamma, dbeta}, 0), node.dtype);
+  Value dgamma = sum_rows(dy * x.xhat), dbeta = sum_rows(dy);
+  return narrow(concat({reshape(dx, {in.numel()}), dgamma, dbeta}, 0), node.dtype);
 }
 
 // x / sqrt(2) as a product with 1 / sqrt(2), as torch's kernels compute it: the gradient autodiff
@@ -277,18 +272,19 @@ std::vector<Value> vjp_softmax(const VjpArgs& args) {
   return {narrow(y * (dy - reduce_sum(dy * y, {axis}, true)), args.node.dtype)};
 }
 
-// Two kernels that recompute each row's statistics (a row stays in the L1 cache), where
+// One kernel that recomputes each row's statistics (a row stays in the L1 cache), where
 // differentiating the decomposition gives a chain of row reductions and broadcasts that fuses
 // into eight kernels and a dozen passes over [rows, width] (BERT-mini bf16, a step's 9 layer
-// norms' backward: 10.4 -> 5.8 ms).
+// norms' backward: 10.4 -> 5.8 ms with a kernel for dx and one for d gamma and d beta), its
+// result sliced into dx, d gamma and d beta (views of it: no copies).
 std::vector<Value> vjp_layer_norm(const VjpArgs& args) {
-  double eps = args.node.attr<LayerNormAttrs>().eps;
-  Value x = args.inputs[0], dy = args.cotangent;
-  Value params = layer_norm_param_grads(x, dy, eps);
-  int64_t width = x.dim(-1);
-  return {layer_norm_grad(x, args.inputs[1], dy, eps),
-          reshape(slice(params, {0, 0}, {1, width}), {width}),
-          reshape(slice(params, {1, 0}, {2, width}), {width})};
+  Value x = args.inputs[0];
+  Value grads = layer_norm_grads(x, args.inputs[1], args.cotangent,
+                                 args.node.attr<LayerNormAttrs>().eps);
+  int64_t numel = x.numel(), width = x.dim(-1);
+  return {reshape(slice(grads, {0}, {numel}), x.shape()),
+          slice(grads, {numel}, {numel + width}),
+          slice(grads, {numel + width}, {numel + 2 * width})};
 }
 
 // Dropout is linear in x: its gradient drops the cotangent with the same keys, one loop

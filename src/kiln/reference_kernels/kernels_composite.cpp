@@ -108,14 +108,17 @@ Tensor kernel_layer_norm(const Node& node, Operands operands) {
   });
 }
 
-// dx = (g - mean(g) - xhat mean(g xhat)) * inv_std with g = dy * gamma, row by row.
-Tensor kernel_layer_norm_grad(const Node& node, Operands operands) {
+// [dx | d gamma | d beta], row by row: dx = (g - mean(g) - xhat mean(g xhat)) * inv_std with
+// g = dy * gamma; d gamma sums dy xhat and d beta sums dy over the rows.
+Tensor kernel_layer_norm_grads(const Node& node, Operands operands) {
   std::vector<double> x = widen_all(node, operands[0]);
   std::vector<double> gamma = widen_all(node, operands[1]);
   std::vector<double> dy = widen_all(node, operands[2]);
   double eps = node.attr<LayerNormAttrs>().eps;
   size_t width = gamma.size();
-  std::vector<double> dx(x.size()), xhat(width), g(width);
+  std::vector<double> grads(x.size() + 2 * width, 0.0), xhat(width), g(width);
+  double* dgamma = grads.data() + x.size();
+  double* dbeta = dgamma + width;
   for (size_t row = 0; width > 0 && row < x.size(); row += width) {
     double inv_std = normalize(&x[row], width, eps, xhat.data());
     double g_sum = 0.0, gx_sum = 0.0;
@@ -123,33 +126,16 @@ Tensor kernel_layer_norm_grad(const Node& node, Operands operands) {
       g[k] = dy[row + k] * gamma[k];
       g_sum += g[k];
       gx_sum += g[k] * xhat[k];
+      dgamma[k] += dy[row + k] * xhat[k];
+      dbeta[k] += dy[row + k];
     }
     auto n = static_cast<double>(width);
     for (size_t k = 0; k < width; ++k) {
-      dx[row + k] = (g[k] - g_sum / n - xhat[k] * gx_sum / n) * inv_std;
+      grads[row + k] = (g[k] - g_sum / n - xhat[k] * gx_sum / n) * inv_std;
     }
   }
   Tensor out(node.dtype, node.shape);
-  narrow_all(node, dx, out);
-  return out;
-}
-
-// Row 0: sum of dy xhat over the rows; row 1: sum of dy.
-Tensor kernel_layer_norm_param_grads(const Node& node, Operands operands) {
-  std::vector<double> x = widen_all(node, operands[0]);
-  std::vector<double> dy = widen_all(node, operands[1]);
-  double eps = node.attr<LayerNormAttrs>().eps;
-  auto width = static_cast<size_t>(node.shape[1]);
-  std::vector<double> sums(2 * width, 0.0), xhat(width);
-  for (size_t row = 0; width > 0 && row < x.size(); row += width) {
-    normalize(&x[row], width, eps, xhat.data());
-    for (size_t k = 0; k < width; ++k) {
-      sums[k] += dy[row + k] * xhat[k];
-      sums[width + k] += dy[row + k];
-    }
-  }
-  Tensor out(node.dtype, node.shape);
-  narrow_all(node, sums, out);
+  narrow_all(node, grads, out);
   return out;
 }
 

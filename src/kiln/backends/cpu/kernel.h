@@ -59,7 +59,7 @@ Kernel make_gemm_kernel(const Graph& graph, const KernelGroup& group);
 #define KILN_CPU_MAKERS(X)                                                                  \
   X(broadcast) X(transpose) X(slice) X(concat) X(pad) X(reduce_sum) X(reduce_max)           \
   X(dot_general) X(gather) X(scatter_add) X(softmax) X(log_softmax) X(layer_norm)           \
-  X(layer_norm_grad) X(layer_norm_param_grads) X(cross_entropy) X(attention) X(attention_grad) \
+  X(layer_norm_grads) X(cross_entropy) X(attention) X(attention_grad)                      \
   X(all_reduce)
 #define KILN_CPU_DECLARE_MAKER(family) Kernel make_##family(const Graph& graph, int32_t id);
 KILN_CPU_MAKERS(KILN_CPU_DECLARE_MAKER)

@@ -20,8 +20,7 @@ KernelMaker kernel_maker(OpKind kind) {
     case OpKind::softmax: return make_softmax;
     case OpKind::log_softmax: return make_log_softmax;
     case OpKind::layer_norm: return make_layer_norm;
-    case OpKind::layer_norm_grad: return make_layer_norm_grad;
-    case OpKind::layer_norm_param_grads: return make_layer_norm_param_grads;
+    case OpKind::layer_norm_grads: return make_layer_norm_grads;
     case OpKind::cross_entropy: return make_cross_entropy;
     case OpKind::attention: return make_attention;
     case OpKind::attention_grad: return make_attention_grad;

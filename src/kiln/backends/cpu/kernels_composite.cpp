@@ -30,12 +30,8 @@ Kernel make_layer_norm(const Graph& graph, int32_t id) {
   return KILN_ISA_DISPATCH(make_layer_norm(graph, id));
 }
 
-Kernel make_layer_norm_grad(const Graph& graph, int32_t id) {
-  return KILN_ISA_DISPATCH(make_layer_norm_grad(graph, id));
-}
-
-Kernel make_layer_norm_param_grads(const Graph& graph, int32_t id) {
-  return KILN_ISA_DISPATCH(make_layer_norm_param_grads(graph, id));
+Kernel make_layer_norm_grads(const Graph& graph, int32_t id) {
+  return KILN_ISA_DISPATCH(make_layer_norm_grads(graph, id));
 }
 
 Kernel make_cross_entropy(const Graph& graph, int32_t id) {
