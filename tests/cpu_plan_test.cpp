@@ -105,13 +105,18 @@ TEST(CpuPlan, ContiguousSlicesAreViews) {
   Value x = feeds.any(DType::f32, {12, 40, 50});  // buffers larger than the kernels' scratch
   Value y = exp(x);
   Value rows = slice(y, {2, 0, 0}, {4, 40, 50});
-  Value inside_a_row = slice(y, {11, 1, 0}, {12, 3, 50});
+  Value w = exp(feeds.any(DType::f32, {2, 40, 50}));
+  Value inside_a_row = slice(w, {1, 1, 0}, {2, 40, 50});
   Value columns = slice(y, {0, 0, 1}, {12, 40, 3});
   Value strided = slice(y, {0, 0, 0}, {12, 40, 50}, {2, 1, 1});
+  // Contiguous but under 1/8 of y: copied, so that it would not keep y's bytes alive.
+  Value small = slice(y, {11, 1, 0}, {12, 3, 50});
+  // The same part of an argument, alive throughout anyway: a view.
+  Value small_of_argument = neg(slice(x, {11, 1, 0}, {12, 3, 50}));
   Value negated = neg(inside_a_row);
   Value later = x;
   for (int i = 0; i < 4; ++i) later = neg(later) * 0.5;
-  std::vector<Value> outputs = {rows, negated, columns, strided, later};
+  std::vector<Value> outputs = {rows, negated, columns, strided, small, small_of_argument, later};
   for (bool fused : {true, false}) {
     SCOPED_TRACE(fused ? "fused" : "unfused");
     auto executable = fused ? make_cpu_backend()->compile(graph, outputs)
@@ -122,7 +127,7 @@ TEST(CpuPlan, ContiguousSlicesAreViews) {
     for (const KernelGroup& group : cpu.program().kernels) {
       for (int32_t id : group.nodes) slices += compiled.node(id).op == OpKind::slice;
     }
-    EXPECT_EQ(slices, 2);  // columns and strided
+    EXPECT_EQ(slices, 3);  // columns, strided and small
     expect_no_overlap(cpu.memory_plan());
     std::vector<Tensor> expected = evaluate_reference(graph, outputs, feeds.arguments());
     testing::expect_outputs_close(executable->run(feeds.arguments()), expected);

@@ -269,7 +269,7 @@ TEST(Composite, LayerNormGrads) {
             }),
             "[layer_norm_grads] x () has no axis");
   // layer_norm's gradients are slices of one such node: dx (reshaped to x's shape), then gamma's
-  // and beta's.
+  // and beta's, slices of its [d gamma | d beta] slice.
   Value x32 = g.input("x32", DType::f32, {2, 3, 5});
   Value gamma32 = g.input("gamma32", DType::f32, {5}), beta32 = g.input("beta32", DType::f32, {5});
   std::vector<Value> derivatives = grad(reduce_sum(layer_norm(x32, gamma32, beta32, 1e-5)),
@@ -285,8 +285,12 @@ TEST(Composite, LayerNormGrads) {
     const Node& sliced = derivatives[static_cast<size_t>(i) + 1].node();
     ASSERT_EQ(sliced.op, OpKind::slice);
     EXPECT_EQ(sliced.shape, (Shape{5}));
-    EXPECT_EQ(sliced.attr<SliceAttrs>().start, (Shape{30 + 5 * i}));
-    EXPECT_EQ(sliced.inputs[0], fused);
+    EXPECT_EQ(sliced.attr<SliceAttrs>().start, (Shape{5 * i}));
+    const Node& params = g.node(sliced.inputs[0]);
+    ASSERT_EQ(params.op, OpKind::slice);
+    EXPECT_EQ(params.attr<SliceAttrs>().start, (Shape{30}));
+    EXPECT_EQ(params.shape, (Shape{10}));
+    EXPECT_EQ(params.inputs[0], fused);
   }
 }
 

@@ -11,6 +11,9 @@
 
 namespace kiln {
 
+// A slice of a computed value is a view only when it is at least 1 / kMaxViewFraction of it.
+inline constexpr int64_t kMaxViewFraction = 8;
+
 // Where node `id`'s value starts in its operand's bytes when it is a view of them; nullopt when
 // it is not a view.
 std::optional<int64_t> view_offset(const Graph& graph, int32_t id);
