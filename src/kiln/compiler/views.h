@@ -1,7 +1,8 @@
 // Values that are their operand's bytes, so that no kernel computes them: a reshape (all of the
 // bytes) and a slice that takes one contiguous run of them (the fused attention gradient's dq, dk
-// and dv from its [dq | dk | dv] result). Buffer planning gives a view its root's buffer at an
-// offset; the kernels that read a view read it there.
+// and dv from its [dq | dk | dv] result), unless it is a small part of a computed value (below).
+// Buffer planning gives a view its root's buffer at an offset; the kernels that read a view read
+// it there.
 #pragma once
 
 #include <cstdint>
