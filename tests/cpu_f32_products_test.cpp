@@ -2,7 +2,7 @@
 // AVX2, also under KILN_MAX_CPU_ISA), with b as stored or transposed, c started from zeros, a
 // bias or an addend (also c's own buffer), leading dims wider than the operands, tiles cut short
 // at c's last rows and columns, inner dims of more than one pass over c, and more columns than a
-// thread's chunk; which products the CPU backend gives them (also under KILN_MAX_CPU_ISA); and
+// column chunk; which products the CPU backend gives them (also under KILN_MAX_CPU_ISA); and
 // BERT-tiny's products through the backend against the reference.
 #include <gtest/gtest.h>
 
@@ -76,7 +76,7 @@ void expect_sums(MatrixProduct p, bool in_place = false) {
 TEST(F32Products, MatchDoubleSums) {
   if (!cpu_has_avx2()) GTEST_SKIP() << "this CPU has no AVX2";
   // Tiles cut short at the last rows (1, 5, 7, 13 rows) and columns (1, 15, 17, 40); one inner
-  // value; 257 and 600 (passes over c that add to it); 300 columns (a thread's chunk of 256,
+  // value; 257 and 600 (passes over c that add to it); 300 columns (a column chunk of 256,
   // then the rest); c wider than tall (split by columns).
   for (auto [rows, inner, cols] : {std::tuple{1, 1, 1}, {5, 3, 15}, {7, 257, 17}, {13, 600, 40},
                                    {100, 64, 300}, {12, 20, 640}, {2048 / 16, 128, 128}}) {

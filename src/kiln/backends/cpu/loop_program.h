@@ -42,13 +42,13 @@ struct LoadView {
 struct BlockContext {
   const Buffers* buffers;
   std::byte* registers;  // this thread's registers, kRegisterBytes each
-  int64_t* state;        // this thread's reduction accumulators (8 bytes each) and flags
+  int64_t* state;        // this unit's reduction accumulators (8 bytes each) and flags
   int64_t begin;         // index of the block's first element
   int64_t count;         // elements in the block
   int64_t width;         // elements per reduced row (groups with reductions)
-  // A whole-tensor reduction split across threads: this thread folds [range_begin, its range's
-  // end) of the one row into its accumulators and stores nothing; the kernel then combines the
-  // threads' partial results in thread order (Instr::combine).
+  // A whole-tensor reduction split across units: this unit folds [range_begin, its range's end)
+  // of the one row into its accumulators and stores nothing; the kernel then combines the units'
+  // partial results in unit order (Instr::combine).
   bool partial_row = false;
   int64_t range_begin = 0;
   std::byte** aliases = nullptr;  // this thread's aliases (registers from kAliasBase on)
@@ -61,7 +61,7 @@ struct BlockContext {
 };
 
 // The state slot that flags an integer division by zero (checked after the run), and the one
-// that says a thread folded part of a split row (its accumulators hold a partial result).
+// that says a unit folded part of a split row (its accumulators hold a partial result).
 inline constexpr int32_t kErrorSlot = 0, kFoldedSlot = 1;
 
 // A floating binary node one operand of which is a scalar read from buffer Instr::node instead of
@@ -78,17 +78,18 @@ enum class CodeOp : uint8_t {
 
 struct Instr;
 using InstrFn = void (*)(const Instr& instr, const BlockContext& block);
-// Every thread's state in a kernel's scratch: thread t's at scratch + t * stride + offset.
-struct ThreadStates {
+// The state of each unit of a kernel's loop (parallel_for_units) in its scratch: unit u's at
+// scratch + u * stride.
+struct UnitStates {
   std::byte* scratch;
-  int64_t stride, offset;
-  int threads;
+  int64_t stride;
+  int64_t units;
 
-  int64_t* of(int t) const { return reinterpret_cast<int64_t*>(scratch + t * stride + offset); }
+  int64_t* of(int64_t u) const { return reinterpret_cast<int64_t*>(scratch + u * stride); }
 };
-// Folds the threads' partial results of a reduction (a split row's from the threads with
-// kFoldedSlot set, or every thread's column sums) in thread order, and stores them.
-using CombineFn = void (*)(const Instr& instr, const Buffers& buffers, const ThreadStates& states);
+// Folds the units' partial results of a reduction (a split row's from the units with
+// kFoldedSlot set, or every unit's column sums) in unit order, and stores them.
+using CombineFn = void (*)(const Instr& instr, const Buffers& buffers, const UnitStates& states);
 
 struct Instr {
   InstrFn run = nullptr;
@@ -98,7 +99,7 @@ struct Instr {
   int64_t row = 0;  // random bits keyed per leading row: elements per row (0: one scalar offset)
   int32_t slot = -1;                         // reductions: their accumulator in the state
   int64_t columns = 0;                       // column sums: their accumulators, from `slot` on
-  CombineFn combine = nullptr;               // reductions: folds the threads' partial results
+  CombineFn combine = nullptr;               // reductions: folds the units' partial results
   uint32_t stream = 0, threshold = 0;        // random bits
   double scale = 0.0;                        // dropout
   int64_t size = 0, inner = 1;               // iota: element i holds i / inner % size
@@ -123,11 +124,11 @@ InstrFn binary_scalar_instr(const Node& node, ScalarOperand scalar);
 // are `b` and `c`, as select's.
 InstrFn select_scalar_instr(DType dtype);
 // reduce_sum / reduce_max over trailing axes into the node's buffer, and the combine step of the
-// same reduction over a row split across threads.
+// same reduction over a row split across units.
 InstrFn reduce_instr(const Node& node);
 CombineFn reduce_combine(const Node& node);
-// reduce_sum over leading axes: each thread adds element i into its accumulator of column
-// i % columns, and the combine step adds the threads' columns in thread order into the buffer.
+// reduce_sum over leading axes: each unit adds element i into its accumulator of column
+// i % columns, and the combine step adds the units' columns in unit order into the buffer.
 InstrFn column_sum_instr(const Node& node);
 CombineFn column_sum_combine(const Node& node);
 
