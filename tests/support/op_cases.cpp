@@ -173,12 +173,15 @@ Outputs gathers(Feeds& in, DType d) {
           gather(x, in.integers(DType::i64, {6}, 0, 4), 1)};
 }
 
-// Duplicate indices accumulate.
+// Duplicate indices accumulate; the last, embedding-like (300 rows into 6, 40 wide), spans the
+// CPU kernel's column blocks (16 wide) and outer slices, split across its threads.
 Outputs scatters(Feeds& in, DType d) {
   Value x = in.any(d, {5, 3});
   Value rows = in.integers(DType::i32, {8}, 0, 5), cols = in.integers(DType::i64, {2, 2}, 0, 3);
   return {scatter_add(x, rows, in.any(d, {8, 3}), 0),
-          scatter_add(x, cols, in.any(d, {5, 2, 2}), 1)};
+          scatter_add(x, cols, in.any(d, {5, 2, 2}), 1),
+          scatter_add(in.any(d, {2, 6, 40}), in.integers(DType::i32, {300}, 0, 6),
+                      in.any(d, {2, 300, 40}), 1)};
 }
 
 Outputs softmaxes(Feeds& in, DType d) {

@@ -111,6 +111,11 @@ Kernel make_scatter_add(const Graph& graph, int32_t id) {
   IndexReader indices = index_reader(graph, node, view.size);
   int64_t count = shape_numel(indices.shape), n = shape_numel(node.shape);
   std::optional<double> fill = broadcast_constant(graph, operand);
+  // An embedding's gradient (one outer slice) is split by columns as well, 64 bytes of f32 a
+  // block: its rows went to one thread (BERT-tiny's 2,048 x 128 under the avx2 cap, while the
+  // other thread waited).
+  constexpr int64_t kScatterColumns = 16;
+  const int64_t column_blocks = (view.inner + kScatterColumns - 1) / kScatterColumns;
   return visit_numeric("scatter_add", node.dtype, [&]<typename T>() -> Kernel {
     using A = std::conditional_t<HalfStorage<T>, float, T>;  // the accumulator's storage
     // The constant as the operand holds it (rounded to T), in the accumulator's storage.
@@ -129,14 +134,16 @@ Kernel make_scatter_add(const Graph& graph, int32_t id) {
           for (int64_t i = begin; i < end; ++i) acc[i] = store<A>(load(in[i]));
         }
       });
-      // Outer slices are independent; within one, rows land in index order.
-      parallel_for(view.outer, grain_for(count * view.inner),
+      // Outer slices and column blocks are independent; within one, rows land in index order.
+      parallel_for(view.outer * column_blocks, grain_for(count * kScatterColumns),
                    [&](int64_t begin, int64_t end) {
-        for (int64_t o = begin; o < end; ++o) {
+        for (int64_t item = begin; item < end; ++item) {
+          const int64_t o = item / column_blocks, e0 = item % column_blocks * kScatterColumns;
+          const int64_t e1 = std::min(view.inner, e0 + kScatterColumns);
           for (int64_t j = 0; j < count; ++j) {
             A* slot = acc + (o * view.size + indices.at(buffers, j)) * view.inner;
             const T* row = rows + (o * count + j) * view.inner;
-            for (int64_t e = 0; e < view.inner; ++e) {
+            for (int64_t e = e0; e < e1; ++e) {
               if constexpr (std::integral<A>) {
                 slot[e] = store<A>(static_cast<int64_t>(static_cast<uint64_t>(load(slot[e])) +
                                                         static_cast<uint64_t>(load(row[e]))));
