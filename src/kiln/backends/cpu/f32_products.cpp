@@ -2,11 +2,11 @@
 // 6 x 16 tiles, each kept in 12 of the 16 ymm registers over a chunk of the inner dim while a
 // 16-column panel of b (packed: [inner][16], zeros past the last column) and 6 rows of a feed it,
 // one broadcast a value per row and step. The threads first pack all of b between them (at most
-// 2^21 values), then take blocks of c as they get free (BalancedShares): 96 rows by every column
-// (or, where c is wider than tall, one panel's columns by every row), gone over 256 columns and
-// 256 inner values at a time, a read in place, each panel (16 KiB, in L1) against the block's
-// tiles in turn. c starts from zeros, the bias or the addend in the first inner chunk's tiles,
-// and from itself in the next ones; a block's sums do not depend on the thread that computes it.
+// 2^21 values), then take blocks of c as they get free (BalancedShares): up to 96 rows by 256
+// columns (or, where c is wider than tall, every row by one panel's columns), each gone over 256
+// inner values at a time, a read in place, each panel (16 KiB, in L1) against the block's tiles
+// in turn. c starts from zeros, the bias or the addend in the first inner chunk's tiles, and
+// from itself in the next ones; a block's sums do not depend on the thread that computes it.
 //
 // Measured alone (a standalone copy of this kernel against oneDNN in one process, 2 cores of an
 // AVX-512 Xeon capped at AVX2, medians of 31 runs): inner chunks of 128 lost 5-10% to 256 and
@@ -14,12 +14,12 @@
 // noise (256 keeps the packed chunk inside the 512 KiB L2 of AMD's Zen 3 too); splitting c by
 // columns wherever it had 2 panels a thread, rather than by rows unless wider than tall, lost
 // 2-6% on BERT-tiny's and -mini's products. Blocks taken as threads get free, against each
-// thread packing b for itself and computing a fixed half of c (the previous design), the same
-// host, alternated, medians of 380 runs: BERT-tiny's and -mini's six product shapes 116-142 ->
-// 117-142 GFLOP/s, never slower, up to 9% faster on the slow host of that hour (the threads'
-// speeds drift apart there). GCC 12 at -O3 kept a tile's accumulators in memory as well as in
-// registers, storing them on every step (half the speed), unless the loops over them are
-// unrolled first: the unroll pragmas in multiply_tile.
+// thread packing b for itself and computing a fixed half of c (the previous design), both in one
+// harness, alternated, medians of 380 runs on BERT-tiny's and -mini's twelve product shapes: on
+// a quiet host 150-165 GFLOP/s either way (within 1.5%); in a noisy hour, when the two cores'
+// speeds drift apart, up to 8% faster (mini's data gradients 139 -> 146-150). GCC 12 at -O3
+// kept a tile's accumulators in memory as well as in registers, storing them on every step (half
+// the speed), unless the loops over them are unrolled first: the unroll pragmas in multiply_tile.
 #include "kiln/backends/cpu/f32_products.h"
 
 #include <immintrin.h>
