@@ -10,7 +10,8 @@
 
 namespace kiln::cpu {
 
-// Elements per thread below which an elementwise loop stays on one thread.
+// The fewest elements a unit of an elementwise loop holds: a loop of fewer than twice this stays
+// on one thread.
 inline constexpr int64_t kGrain = 1 << 14;
 
 // The grain, in items, of a loop over items of `size` elements each.
