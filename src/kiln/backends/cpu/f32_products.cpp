@@ -2,7 +2,7 @@
 // 6 x 16 tiles, each kept in 12 of the 16 ymm registers over a chunk of the inner dim while a
 // 16-column panel of b (packed: [inner][16], zeros past the last column) and 6 rows of a feed it,
 // one broadcast a value per row and step. The threads first pack all of b between them (at most
-// 2^21 values), then take blocks of c as they get free (BalancedShares): up to 96 rows by 256
+// 2^21 values), then take blocks of c as they get free (parallel_for_units): up to 96 rows by 256
 // columns (or, where c is wider than tall, every row by one panel's columns), each gone over 256
 // inner values at a time, a read in place, each panel (16 KiB, in L1) against the block's tiles
 // in turn. c starts from zeros, the bias or the addend in the first inner chunk's tiles, and
@@ -23,7 +23,6 @@
 #include "kiln/backends/cpu/f32_products.h"
 
 #include <immintrin.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <array>
@@ -213,24 +212,19 @@ void f32_product(const MatrixProduct& product, const float* a, const float* b,
       split_cols ? 1 : ((tiles + kChunkTiles - 1) / kChunkTiles + threads - 1) / threads * threads;
   const int64_t block_cols = split_cols ? kTileCols : kColChunk;
   const int64_t col_blocks = (product.cols + block_cols - 1) / block_cols;
-  BalancedShares shares(row_blocks * col_blocks, threads);
-#pragma omp parallel num_threads(threads)
-  {
-    const int me = omp_get_thread_num(), team = omp_get_num_threads();
-    for (int64_t j = col_panels * me / team; j < col_panels * (me + 1) / team; ++j) {
-      const int64_t column = j * kTileCols;
-      pack_panel(product, b, column, std::min<int64_t>(kTileCols, product.cols - column),
-                 panels + j * product.inner * kTileCols);
-    }
-#pragma omp barrier
-    for (int64_t unit = shares.next(me); unit >= 0; unit = shares.next(me)) {
-      const int64_t row_block = unit / col_blocks, j0 = unit % col_blocks * block_cols;
-      const int64_t i0 = tiles * row_block / row_blocks * kTileRows;
-      const int64_t i1 = std::min(product.rows, tiles * (row_block + 1) / row_blocks * kTileRows);
-      multiply_block(product, a, panels, start, c, i0, i1, j0,
-                     std::min(product.cols, j0 + block_cols));
-    }
-  }
+  parallel_for_units(col_panels, col_panels, [&](int64_t j, int64_t, int64_t) {
+    const int64_t column = j * kTileCols;
+    pack_panel(product, b, column, std::min<int64_t>(kTileCols, product.cols - column),
+               panels + j * product.inner * kTileCols);
+  });
+  const int64_t blocks = row_blocks * col_blocks;
+  parallel_for_units(blocks, blocks, [&](int64_t unit, int64_t, int64_t) {
+    const int64_t row_block = unit / col_blocks, j0 = unit % col_blocks * block_cols;
+    const int64_t i0 = tiles * row_block / row_blocks * kTileRows;
+    const int64_t i1 = std::min(product.rows, tiles * (row_block + 1) / row_blocks * kTileRows);
+    multiply_block(product, a, panels, start, c, i0, i1, j0,
+                   std::min(product.cols, j0 + block_cols));
+  });
 }
 
 #pragma GCC pop_options
