@@ -7,6 +7,7 @@
 #include <cmath>
 #include <concepts>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "kiln/backends/cpu/amx_products.h"
