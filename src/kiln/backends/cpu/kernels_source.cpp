@@ -79,8 +79,8 @@ void philox_range_for_isa(const PhiloxKey& key, int64_t first, int64_t blocks, u
 // The same blocks with AVX-512 written out: 16 blocks per vector, two vectors in flight (one
 // round's multiplies wait on the last's), 32-bit high and low halves of the products from the
 // even and odd lanes' 64-bit products. GCC's vectorisation of philox_range widens every lane to
-// 64 bits; this takes 0.48 ns per word against its 1.06 on this machine. Returns the blocks done
-// (a multiple of 32); philox_range_for_isa does the rest.
+// 64 bits; this takes 0.45 ns per word against its 1.06 (one core of the AVX-512 Xeon). Returns
+// the blocks done (a multiple of 32); philox_range_for_isa does the rest.
 #define KILN_AVX512 __attribute__((target("avx512f")))
 // GCC 12 reports the intrinsics' own undefined pass-through vectors as maybe-uninitialized.
 #pragma GCC diagnostic push
@@ -88,11 +88,16 @@ void philox_range_for_isa(const PhiloxKey& key, int64_t first, int64_t blocks, u
 
 KILN_AVX512 inline __m512i splat(uint32_t v) { return _mm512_set1_epi32(static_cast<int>(v)); }
 
+// The halves move by shuffles of 32-bit lanes, merged under a mask into the other product: one
+// instruction each where a shift and a blend took two (0.53-0.60 ns per word).
+constexpr auto kOddToEven = static_cast<_MM_PERM_ENUM>(0xF5);  // lanes (1, 1, 3, 3)
+constexpr auto kEvenToOdd = static_cast<_MM_PERM_ENUM>(0xA0);  // lanes (0, 0, 2, 2)
+
 KILN_AVX512 inline void multiply_halves(__m512i a, __m512i m, __m512i& high, __m512i& low) {
   __m512i even = _mm512_mul_epu32(a, m);
-  __m512i odd = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), m);
-  high = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd);
-  low = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
+  __m512i odd = _mm512_mul_epu32(_mm512_shuffle_epi32(a, kOddToEven), m);
+  high = _mm512_mask_shuffle_epi32(odd, 0x5555, even, kOddToEven);
+  low = _mm512_mask_shuffle_epi32(even, 0xAAAA, odd, kEvenToOdd);
 }
 
 // Blocks j..j+15's words c0[j], c1[j], c2[j], c3[j] to out in block order: 32-bit then 64-bit
